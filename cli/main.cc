@@ -1,1 +1,85 @@
-int main() { return 0; }
+// sparktorch: train PyTorch models on rows piped in by Spark, and predict with them.
+// main wires the subcommands, sends logging to stderr (stdout carries only data) and turns each
+// kind of failure into its exit code.
+
+#include <csignal>
+#include <cstdio>
+#include <exception>
+#include <string>
+
+#include <CLI/CLI.hpp>
+#include <c10/util/Exception.h>
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "cli/commands.h"
+#include "cli/exit_codes.h"
+#include "core/version.h"
+#include "formats/error.h"
+
+namespace {
+
+void SetUpLogging(int verbose, bool quiet) {
+  auto logger = spdlog::stderr_logger_st("sparktorch");
+  logger->set_pattern("%Y-%m-%d %H:%M:%S.%e sparktorch %l: %v");
+  logger->set_level(quiet ? spdlog::level::warn
+                          : verbose > 0 ? spdlog::level::debug : spdlog::level::info);
+  logger->flush_on(spdlog::level::trace);  // whole lines, at once: Spark keeps stderr in a log
+  spdlog::set_default_logger(logger);
+}
+
+int Fail(int code, const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "sparktorch: error: %s\n", message.c_str());
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // A closed stdout (the reader went away) becomes a write error with a message, not a silent
+  // death by SIGPIPE.
+  std::signal(SIGPIPE, SIG_IGN);
+  static char stdout_buffer[1 << 20];
+  std::setvbuf(stdout, stdout_buffer, _IOFBF, sizeof stdout_buffer);
+
+  CLI::App app("sparktorch: train PyTorch models on Spark data, and predict with them", "sparktorch");
+  app.set_version_flag("--version", std::string("sparktorch ") + sparktorch::kVersion);
+  app.require_subcommand(1);
+  app.fallthrough();
+  int verbose = 0;
+  bool quiet = false;
+  app.add_flag("-v,--verbose", verbose, "More log output on stderr");
+  app.add_flag("-q,--quiet", quiet, "Only warnings and errors on stderr");
+  app.parse_complete_callback([&] { SetUpLogging(verbose, quiet); });
+  sparktorch::SetupTrainCommand(app);
+  sparktorch::SetupPredictCommand(app);
+  sparktorch::SetupUnpackCommand(app);
+  sparktorch::SetupInspectCommand(app);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    return Fail(sparktorch::kExitUsage,
+                std::string(e.what()) + " (run sparktorch --help, or sparktorch COMMAND --help)");
+  } catch (const sparktorch::UsageError& e) {
+    return Fail(sparktorch::kExitUsage, e.what());
+  } catch (const sparktorch::InputError& e) {
+    return Fail(sparktorch::kExitBadInput, e.what());
+  } catch (const sparktorch::SpecError& e) {
+    return Fail(sparktorch::kExitBadSpec, e.what());
+  } catch (const sparktorch::ModelError& e) {
+    return Fail(sparktorch::kExitBadModel, e.what());
+  } catch (const sparktorch::DeviceError& e) {
+    return Fail(sparktorch::kExitNoDevice, e.what());
+  } catch (const sparktorch::Error& e) {
+    return Fail(sparktorch::kExitOutput, e.what());
+  } catch (const c10::Error& e) {
+    return Fail(sparktorch::kExitInternal, std::string("LibTorch: ") + e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    return Fail(sparktorch::kExitInternal, std::string("internal error: ") + e.what());
+  }
+  if (std::fflush(stdout) != 0) return Fail(sparktorch::kExitOutput, "stdout: write failed");
+  return sparktorch::kExitOk;
+}

@@ -1,1 +1,87 @@
-// placeholder
+#include "formats/compact_parser.h"
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "formats/base64.h"
+#include "formats/error.h"
+#include "formats/number_parse.h"
+
+namespace sparktorch {
+namespace {
+
+// The characters of base64 text before the one holding the first bit of decoded byte `byte`.
+size_t CharacterOfByte(size_t byte) { return byte * 8 / 6; }
+
+void ThrowNonFinite(const std::vector<float>& values, size_t base64_column) {
+  for (size_t i = 0; i < values.size(); ++i) {
+    const float v = values[i];
+    if (std::isfinite(v)) continue;
+    const char* text = std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
+    throw RowError(std::string("expected a finite number, got ") + text + " in column " +
+                       std::to_string(i),
+                   base64_column + CharacterOfByte(4 * i));
+  }
+}
+
+}  // namespace
+
+CompactParser::CompactParser(const RowFormat& format)
+    : layout_(format, "compact", "values", std::nullopt), allow_nan_(format.allow_nan) {}
+
+void CompactParser::Parse(std::string_view line, Row* row) {
+  if (line.empty()) throw RowError("empty line", 0);
+  size_t start = 0;
+  row->id.clear();
+  if (const void* tab = std::memchr(line.data(), '\t', line.size())) {
+    start = static_cast<size_t>(static_cast<const char*>(tab) - line.data()) + 1;
+    row->id.assign(line.data(), start - 1);
+  }
+  const std::string_view text = line.substr(start);
+  const size_t column = start + 1;  // of the base64 text
+  if (text.size() % 4 != 0) {
+    throw RowError("invalid base64: " + std::to_string(text.size()) +
+                       " characters, not a multiple of 4",
+                   column);
+  }
+  const std::optional<size_t> bytes = Base64DecodedSize(text);
+  if (!bytes) {  // more than two '=' at the end
+    throw RowError("invalid base64: unexpected \"=\"", column + text.find_last_not_of('=') + 1);
+  }
+  if (*bytes % 4 != 0) {
+    throw RowError("invalid float32 data: " + std::to_string(*bytes) +
+                       " bytes, not a multiple of 4",
+                   column);
+  }
+  const size_t count = *bytes / 4;
+  std::vector<float>& f = row->features;
+  f.resize(count);
+  if (std::optional<size_t> bad = Base64Decode(text, reinterpret_cast<char*>(f.data()))) {
+    throw RowError("invalid base64: unexpected " + DescribeByteForMessage(text[*bad]),
+                   column + *bad);
+  }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  for (float& v : f) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    bits = __builtin_bswap32(bits);
+    std::memcpy(&v, &bits, 4);
+  }
+#endif
+  if (!allow_nan_) {
+    // A branch-free pass that vectorises; the slow search runs only for a bad row.
+    bool non_finite = false;
+    for (size_t i = 0; i < count; ++i) {
+      uint32_t bits;
+      std::memcpy(&bits, &f[i], 4);
+      non_finite |= (bits & 0x7f800000u) == 0x7f800000u;
+    }
+    if (non_finite) ThrowNonFinite(f, column);
+  }
+  layout_.Split(static_cast<int64_t>(count), -1, row);
+}
+
+}  // namespace sparktorch

@@ -33,11 +33,14 @@ class RecordWriter {
   RecordWriter(std::FILE* out, std::string out_name);
 
   // `id` empty: the row has no id and the record has no id field. Neither may hold a tab or
-  // a newline.
+  // a line break ('\n', '\r'), and the record must fit in kMaxRecordLineBytes: Error otherwise,
+  // and nothing is written.
+  //
+  // Every Write* throws Error naming the stream when the stream refuses the bytes (errno's text).
   void WritePrediction(std::string_view id, std::string_view value);
   // Writes the model as M records followed by one E record.
   void WriteModel(std::string_view model_bytes);
-  // `json` is one line of JSON.
+  // `json` is one line of JSON (Error for a line break or a record over kMaxRecordLineBytes).
   void WriteSummary(std::string_view json);
   // Flushes the stream. Throws Error naming the stream when a write failed (a closed pipe).
   void Flush();
@@ -62,8 +65,10 @@ class RecordReader {
   explicit RecordReader(std::string name);
 
   // Takes the next line (without its newline). Returns the prediction when the line is one; its
-  // views point into `line`. Throws ModelError "NAME:LINE: ..." for a line that is not a record,
-  // a model chunk out of sequence, a chunk whose CRC does not match, a second model.
+  // views point into `line`. Throws ModelError "NAME:LINE: ..." for a line that is not a record
+  // (unknown tag, wrong field count, bad number, longer than kMaxRecordLineBytes), a model chunk
+  // out of sequence, a chunk whose CRC does not match, an E record that disagrees with the chunks,
+  // a second model. After a throw the reader is spent.
   std::optional<Prediction> Feed(std::string_view line);
 
   // After the last line: the model's bytes, verified, or nullopt when the stream held none.
@@ -75,16 +80,21 @@ class RecordReader {
   const std::vector<std::string>& summaries() const { return summaries_; }
 
  private:
+  // Throws ModelError "NAME:LINE: what" for the line last fed.
   [[noreturn]] void Fail(const std::string& what) const;
+  // The fields of an M record and of an E record, after the tag.
+  void FeedChunk(std::string_view seq, std::string_view count, std::string_view crc,
+                 std::string_view base64);
+  void FeedEnd(std::string_view count, std::string_view bytes, std::string_view crc);
 
   std::string name_;
   size_t line_number_ = 0;
-  std::string model_;
-  size_t chunks_expected_ = 0;  // COUNT of the model being read; 0 before the first chunk
+  std::string model_;            // the verified chunks so far
+  unsigned long model_crc_ = 0;  // CRC-32 of model_
+  size_t chunks_expected_ = 0;   // COUNT of the model being read; 0 before the first chunk
   size_t chunks_seen_ = 0;
   bool model_ended_ = false;
-  size_t end_bytes_ = 0;
-  unsigned long end_crc_ = 0;
+  size_t end_line_ = 0;  // the line of the E record, once model_ended_
   std::vector<std::string> summaries_;
 };
 

@@ -1,1 +1,209 @@
-// placeholder
+#include "formats/vector_parser.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "formats/error.h"
+#include "formats/row_parser.h"
+
+namespace sparktorch {
+namespace {
+
+using Floats = std::vector<float>;
+
+RowFormat Vector(int64_t num_features = 0, LabelPresence label = LabelPresence::kRequired) {
+  RowFormat format;
+  format.kind = RowFormatKind::kVector;
+  format.num_features = num_features;
+  format.label = label;
+  return format;
+}
+
+Row ParseOne(const RowFormat& format, std::string_view line) {
+  Row row;
+  MakeRowParser(format)->Parse(line, &row);
+  return row;
+}
+
+std::string ErrorOf(RowParser* parser, std::string_view line) {
+  Row row;
+  try {
+    parser->Parse(line, &row);
+  } catch (const RowError& e) {
+    return std::to_string(e.column()) + ": " + e.what();
+  }
+  return "no error";
+}
+
+std::string ErrorOf(const RowFormat& format, std::string_view line) {
+  return ErrorOf(MakeRowParser(format).get(), line);
+}
+
+TEST(VectorParser, LabelCommaDenseVector) {
+  auto parser = MakeRowParser(Vector());
+  Row row;
+  parser->Parse("1.0,[0.0,1.5,-2.0]", &row);
+  EXPECT_EQ(row.label, Floats{1});
+  EXPECT_EQ(row.features, (Floats{0, 1.5f, -2}));
+  EXPECT_EQ(parser->num_features(), 3);
+  EXPECT_EQ(ErrorOf(parser.get(), "1.0,[0.0]"), "0: expected 3 features, got 1");
+}
+
+TEST(VectorParser, LabelSpaceVector) {
+  Row row = ParseOne(Vector(), "7 [0.5,1e-05]");
+  EXPECT_EQ(row.label, Floats{7});
+  EXPECT_EQ(row.features, (Floats{0.5f, 1e-5f}));
+  row = ParseOne(Vector(), "7\t (3,[1],[2.0])");
+  EXPECT_EQ(row.features, (Floats{0, 2, 0}));
+}
+
+TEST(VectorParser, SparseVectorIsDensified) {
+  auto parser = MakeRowParser(Vector());
+  Row row;
+  parser->Parse("0.0,(6,[0,3,5],[0.5,0.25,-1.0])", &row);
+  EXPECT_EQ(row.label, Floats{0});
+  EXPECT_EQ(row.features, (Floats{0.5f, 0, 0, 0.25f, 0, -1}));
+  EXPECT_EQ(parser->num_features(), 6);
+  parser->Parse("1.0,(6,[],[])", &row);
+  EXPECT_EQ(row.features, (Floats{0, 0, 0, 0, 0, 0}));
+  EXPECT_EQ(ErrorOf(parser.get(), "1.0,(5,[],[])"),
+            "6: expected 6 features, got a sparse vector of size 5");
+}
+
+TEST(VectorParser, LabeledPointParentheses) {
+  Row row = ParseOne(Vector(), "(1.0,[0.0,1.5])");
+  EXPECT_EQ(row.label, Floats{1});
+  EXPECT_EQ(row.features, (Floats{0, 1.5f}));
+  row = ParseOne(Vector(), "(2.0,(3,[0],[1.0]))");
+  EXPECT_EQ(row.label, Floats{2});
+  EXPECT_EQ(row.features, (Floats{1, 0, 0}));
+  row = ParseOne(Vector(), " ( 3.0 , [ 4.0 , 5.0 ] ) ");
+  EXPECT_EQ(row.label, Floats{3});
+  EXPECT_EQ(row.features, (Floats{4, 5}));
+  row = ParseOne(Vector(), "([1.0,2.0],[0.5])");
+  EXPECT_EQ(row.label, (Floats{1, 2}));
+  EXPECT_EQ(row.features, Floats{0.5f});
+}
+
+TEST(VectorParser, VectorLabel) {
+  Row row = ParseOne(Vector(), "[1.0,0.0],[0.5,0.25,0.125]");
+  EXPECT_EQ(row.label, (Floats{1, 0}));
+  EXPECT_EQ(row.features, (Floats{0.5f, 0.25f, 0.125f}));
+  row = ParseOne(Vector(), "[1.0] (2,[1],[3.0])");
+  EXPECT_EQ(row.label, Floats{1});
+  EXPECT_EQ(row.features, (Floats{0, 3}));
+}
+
+TEST(VectorParser, NoLabelLineIsJustAVector) {
+  const RowFormat format = Vector(0, LabelPresence::kNone);
+  Row row = ParseOne(format, "[0.0,1.5]");
+  EXPECT_TRUE(row.label.empty());
+  EXPECT_EQ(row.features, (Floats{0, 1.5f}));
+  row = ParseOne(format, "(4,[1,2],[1.0,2.0])");
+  EXPECT_EQ(row.features, (Floats{0, 1, 2, 0}));
+  EXPECT_EQ(ErrorOf(format, "1.0,[0.5]"),
+            "1: expected a vector ([...] or (size,[...],[...])), got \"1.0,[0.5]\"");
+  EXPECT_EQ(ErrorOf(format, "[0.5],[1.0]"), "6: expected the end of the line, got \",[1.0]\"");
+}
+
+TEST(VectorParser, OptionalLabelPresentWhenTheLineIsMoreThanAVector) {
+  auto parser = MakeRowParser(Vector(0, LabelPresence::kOptional));
+  Row row;
+  parser->Parse("[0.5,1.0]", &row);
+  EXPECT_TRUE(row.label.empty());
+  EXPECT_EQ(row.features, (Floats{0.5f, 1}));
+  parser->Parse("[2.0] [0.5,1.0]", &row);
+  EXPECT_EQ(row.label, Floats{2});
+  parser->Parse("(2,[0],[3.0])", &row);
+  EXPECT_TRUE(row.label.empty());
+  EXPECT_EQ(row.features, (Floats{3, 0}));
+  parser->Parse("(1.0,(2,[0],[3.0]))", &row);
+  EXPECT_EQ(row.label, Floats{1});
+  parser->Parse("4,[0.5,1.0]", &row);
+  EXPECT_EQ(row.label, Floats{4});
+}
+
+TEST(VectorParser, RequiredLabelMissing) {
+  EXPECT_EQ(ErrorOf(Vector(), "[0.5,1.0]"), "0: expected a label and a vector, got only a vector");
+  EXPECT_EQ(ErrorOf(Vector(), "(2,[0],[3.0])"),
+            "0: expected a label and a vector, got only a vector");
+}
+
+TEST(VectorParser, NanAndInfOnlyWhenAllowed) {
+  RowFormat format = Vector();
+  EXPECT_EQ(ErrorOf(format, "1.0,[0.5,NaN]"), "10: expected a finite number, got \"NaN\"");
+  EXPECT_EQ(ErrorOf(format, "-Infinity,[0.5]"), "1: expected a finite number, got \"-Infinity\"");
+  format.allow_nan = true;
+  Row row = ParseOne(format, "(1.0,[0.5019607843137255,1e-05,1.0E-5,-0.0,NaN,-Infinity])");
+  ASSERT_EQ(row.features.size(), 6u);
+  EXPECT_EQ(row.features[0], 0.5019607843137255f);
+  EXPECT_EQ(row.features[1], 1e-5f);
+  EXPECT_EQ(row.features[2], 1e-5f);
+  EXPECT_TRUE(std::signbit(row.features[3]));
+  EXPECT_TRUE(std::isnan(row.features[4]));
+  EXPECT_EQ(row.features[5], -INFINITY);
+}
+
+TEST(VectorParser, ReusesTheRowsBuffers) {
+  auto parser = MakeRowParser(Vector());
+  std::string line = "(1.0,[0.5";
+  for (int i = 1; i < 784; ++i) line += ",0.25";
+  line += "])";
+  Row row;
+  parser->Parse(line, &row);
+  ASSERT_EQ(row.features.size(), 784u);
+  const float* features = row.features.data();
+  parser->Parse(line, &row);
+  EXPECT_EQ(row.features.data(), features);
+  EXPECT_EQ(row.features.size(), 784u);
+}
+
+TEST(VectorParser, Errors) {
+  const RowFormat format = Vector(3);
+  EXPECT_EQ(ErrorOf(format, ""), "0: empty line");
+  EXPECT_EQ(ErrorOf(format, "  "), "0: empty line");
+  EXPECT_EQ(ErrorOf(format, "1.0,[1,2]"), "0: expected 3 features, got 2");
+  EXPECT_EQ(ErrorOf(format, "1.0,[1,x,3]"), "8: expected a number, got \"x\"");
+  EXPECT_EQ(ErrorOf(format, "1.0,[1,,3]"), "8: expected a number, got \",3]\"");
+  EXPECT_EQ(ErrorOf(format, "1.0,[1,2,3"), "11: expected \",\" or \"]\", got the end of the line");
+  EXPECT_EQ(ErrorOf(format, "1.0,[1,2;3]"), "8: expected a number, got \"2;3\"");
+  EXPECT_EQ(ErrorOf(format, "1.0,"),
+            "5: expected a vector ([...] or (size,[...],[...])), got the end of the line");
+  EXPECT_EQ(ErrorOf(format, "1.0,[1,2,3] x"), "13: expected the end of the line, got \"x\"");
+  EXPECT_EQ(ErrorOf(format, "(1.0,[1,2,3]"), "13: expected \")\", got the end of the line");
+  EXPECT_EQ(ErrorOf(format, "abc,[1,2,3]"), "1: expected a number, got \"abc\"");
+  EXPECT_EQ(ErrorOf(format, "[],[1,2,3]"), "1: expected a label, got an empty vector");
+  EXPECT_EQ(ErrorOf(Vector(), "1.0,[]"), "0: expected at least 1 feature, got 0");
+}
+
+TEST(VectorParser, SparseErrors) {
+  const RowFormat format = Vector(4);
+  EXPECT_EQ(ErrorOf(format, "1,(4,[3,1],[1,2])"),
+            "9: index 1 after 3: indices must be ascending");
+  EXPECT_EQ(ErrorOf(format, "1,(4,[1,1],[1,2])"),
+            "9: index 1 after 1: indices must be ascending");
+  EXPECT_EQ(ErrorOf(format, "1,(4,[0,4],[1,2])"), "9: index 4 out of range 0..3");
+  EXPECT_EQ(ErrorOf(format, "1,(4,[0,1.5],[1,2])"), "9: expected an index, got \"1.5\"");
+  EXPECT_EQ(ErrorOf(format, "1,(4,[0,-1],[1,2])"), "9: expected an index, got \"-1\"");
+  EXPECT_EQ(ErrorOf(format, "1,(4,[0,1],[1])"),
+            "12: expected as many values as indices, got 2 indices and 1 value");
+  EXPECT_EQ(ErrorOf(format, "1,(4,[0],[1,2])"),
+            "10: expected as many values as indices, got 1 index and 2 values");
+  EXPECT_EQ(ErrorOf(format, "1,(4.0,[0],[1])"), "4: expected a vector size, got \"4.0\"");
+  EXPECT_EQ(ErrorOf(format, "1,(4,[0],[1]"), "13: expected \")\", got the end of the line");
+  EXPECT_EQ(ErrorOf(format, "1,(4;[0],[1])"), "4: expected a vector size, got \"4;\"");
+  EXPECT_EQ(ErrorOf(Vector(), "1,(0,[],[])"),
+            "4: expected a vector size from 1 to 268435456, got 0");
+  EXPECT_EQ(ErrorOf(Vector(), "1,(99999999999,[],[])"),
+            "4: expected a vector size from 1 to 268435456, got 99999999999");
+  EXPECT_EQ(ErrorOf(format, "(1,[0],[1])"),
+            "0: expected a label and a vector, got only a vector");
+  EXPECT_EQ(ErrorOf(format, "(1.0 2.0)"),
+            "6: expected a vector ([...] or (size,[...],[...])), got \"2.0)\"");
+}
+
+}  // namespace
+}  // namespace sparktorch

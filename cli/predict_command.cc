@@ -1,0 +1,54 @@
+#include <cstdio>
+#include <memory>
+
+#include "cli/commands.h"
+#include "cli/row_format_flags.h"
+#include "core/device.h"
+#include "core/jobs/predict_job.h"
+
+namespace sparktorch {
+namespace {
+
+struct PredictFlags {
+  PredictJobOptions job;
+  RowFormatFlags rows;
+  std::string prediction;
+  int threads = 0;
+  CLI::Option *prediction_opt, *threads_opt;
+};
+
+void Run(PredictFlags& f) {
+  PredictJobOptions job = f.job;
+  job.inputs = f.rows.inputs;
+  job.format = ToOverrides(f.rows);
+  job.on_bad_row = ToBadRowPolicy(f.rows);
+  job.max_line_bytes = f.rows.max_line_bytes;
+  job.input_shape = ParseShape(f.rows.input_shape, "--input-shape");
+  if (f.prediction_opt->count()) job.prediction = ParsePredictionKind(f.prediction);
+  ConfigureCpu(f.threads_opt->count() ? f.threads : DefaultThreads());
+  RunPredictJob(job, stdout);
+}
+
+}  // namespace
+
+void SetupPredictCommand(CLI::App& app) {
+  auto flags = std::make_shared<PredictFlags>();
+  PredictFlags& f = *flags;
+  CLI::App* c = app.add_subcommand(
+      "predict", "Predict rows from stdin or files with a model; one line per row on stdout");
+  c->add_option("--model,-m", f.job.model_path, "A trained model or a TorchScript model (.pt)")
+      ->required();
+  AddRowFormatFlags(c, &f.rows);
+  c->add_option("--batch-size,-b", f.job.batch_size, "Rows per forward pass (default 1024)")
+      ->check(CLI::PositiveNumber);
+  f.prediction_opt = c->add_option("--prediction", f.prediction,
+                                   "argmax, vector or probabilities (default: the model's)")
+                         ->check(CLI::IsMember({"argmax", "vector", "probabilities"}));
+  f.threads_opt = c->add_option("--threads,-t", f.threads,
+                                "CPU threads (default: OMP_NUM_THREADS, else 1)")
+                      ->check(CLI::PositiveNumber);
+  c->add_option("--device", f.job.device, "cpu, cuda or cuda:N (default cpu)");
+  c->callback([flags] { Run(*flags); });
+}
+
+}  // namespace sparktorch

@@ -1,0 +1,42 @@
+#ifndef SPARKTORCH_CLI_ROW_FORMAT_FLAGS_H_
+#define SPARKTORCH_CLI_ROW_FORMAT_FLAGS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "core/data/row_source.h"
+#include "formats/row_format_overrides.h"
+
+namespace sparktorch {
+
+// The flags that say where rows come from and how to read them, shared by train and predict.
+struct RowFormatFlags {
+  std::vector<std::string> inputs;
+  std::string format, label_col, delimiter, features_field, label_field, id_field, input_shape,
+      on_bad_row = "fail";
+  int64_t num_features = 0, id_col = 0;
+  size_t max_line_bytes = 64 << 20;
+  bool no_label = false, header = false, zero_based = false, allow_nan = false;
+
+  // Options as registered, to tell which were given.
+  CLI::Option *format_opt, *label_col_opt, *delimiter_opt, *features_field_opt, *label_field_opt,
+      *id_field_opt, *num_features_opt, *id_col_opt, *no_label_opt, *header_opt, *zero_based_opt,
+      *allow_nan_opt;
+};
+
+// Registers the row flags on `command`; values land in *flags, which must outlive parsing.
+void AddRowFormatFlags(CLI::App* command, RowFormatFlags* flags);
+
+// The flags that were given, as overrides. Throws UsageError for a malformed value
+// (--label-col 3:1, --delimiter ab).
+RowFormatOverrides ToOverrides(const RowFormatFlags& flags);
+BadRowPolicy ToBadRowPolicy(const RowFormatFlags& flags);
+// "1,28,28" as {1, 28, 28}; empty for an empty string. Throws UsageError.
+std::vector<int64_t> ParseShape(const std::string& text, const char* flag);
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CLI_ROW_FORMAT_FLAGS_H_

@@ -1,0 +1,65 @@
+#include "core/data/dataset.h"
+
+#include <memory>
+
+#include <torch/torch.h>
+
+#include "formats/error.h"
+
+namespace sparktorch {
+namespace {
+
+// Hands a vector's storage to a tensor without copying it.
+torch::Tensor AdoptFloats(std::vector<float>&& values, int64_t rows, int64_t cols) {
+  auto owned = std::make_unique<std::vector<float>>(std::move(values));
+  float* data = owned->data();
+  return torch::from_blob(
+      data, {rows, cols}, [owner = owned.release()](void*) { delete owner; },
+      torch::TensorOptions().dtype(torch::kFloat32));
+}
+
+}  // namespace
+
+Dataset ReadDataset(RowSource& source) {
+  std::vector<float> features;
+  std::vector<float> labels;
+  std::vector<std::string> ids;
+  Row row;
+  int64_t rows = 0;
+  size_t label_width = 0;
+  bool has_ids = false;
+  while (source.Next(&row)) {
+    if (rows == 0) {
+      label_width = row.label.size();
+      has_ids = !row.id.empty();
+      features.reserve(row.features.size() * 1024);
+    } else if (row.label.size() != label_width) {
+      throw InputError("row " + std::to_string(rows + 1) + " has " +
+                       std::to_string(row.label.size()) + " label values where row 1 had " +
+                       std::to_string(label_width));
+    }
+    features.insert(features.end(), row.features.begin(), row.features.end());
+    labels.insert(labels.end(), row.label.begin(), row.label.end());
+    if (has_ids) ids.push_back(row.id);
+    ++rows;
+  }
+  int64_t width = source.num_features();
+  Dataset data;
+  data.features = AdoptFloats(std::move(features), rows, width);
+  data.labels = AdoptFloats(std::move(labels), rows, static_cast<int64_t>(label_width));
+  data.ids = std::move(ids);
+  return data;
+}
+
+Dataset SelectRows(const Dataset& data, const torch::Tensor& indices) {
+  Dataset out;
+  out.features = data.features.index_select(0, indices);
+  out.labels = data.labels.index_select(0, indices);
+  if (!data.ids.empty()) {
+    auto idx = indices.accessor<int64_t, 1>();
+    for (int64_t i = 0; i < idx.size(0); ++i) out.ids.push_back(data.ids[idx[i]]);
+  }
+  return out;
+}
+
+}  // namespace sparktorch

@@ -1,0 +1,29 @@
+#ifndef SPARKTORCH_CORE_DATA_INPUT_FILES_H_
+#define SPARKTORCH_CORE_DATA_INPUT_FILES_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "formats/line_reader.h"
+
+namespace sparktorch {
+
+// The name standing for standard input among the inputs.
+inline constexpr const char* kStdinName = "-";
+
+// Expands shell-style globs in `patterns`, in order; each pattern's matches are sorted. A
+// pattern without glob characters is kept as given. An empty list means stdin. Throws
+// InputError for a glob that matches nothing or a file that does not exist.
+std::vector<std::string> ExpandInputs(const std::vector<std::string>& patterns);
+
+// Opens `path` ("-" for stdin) for reading, decompressing gzip transparently (by content, not
+// by name). Throws InputError naming the path when it cannot be opened.
+std::unique_ptr<ByteReader> OpenInput(const std::string& path);
+
+// How messages name an input: "stdin" for "-", else the path.
+std::string InputDisplayName(const std::string& path);
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CORE_DATA_INPUT_FILES_H_

@@ -1,0 +1,63 @@
+#ifndef SPARKTORCH_CORE_DATA_ROW_SOURCE_H_
+#define SPARKTORCH_CORE_DATA_ROW_SOURCE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "formats/line_reader.h"
+#include "formats/row.h"
+#include "formats/row_format.h"
+#include "formats/row_parser.h"
+
+namespace sparktorch {
+
+enum class BadRowPolicy { kFail, kSkip };
+
+struct RowSourceOptions {
+  RowFormat format;
+  BadRowPolicy on_bad_row = BadRowPolicy::kFail;
+  size_t max_line_bytes = 64 << 20;
+};
+
+// A check of a parsed row beyond its syntax, such as a label in range for the loss. Returns an
+// empty string for a good row, else what is wrong ("label 10 out of range 0..9 for ...").
+using RowCheck = std::function<std::string(const Row&)>;
+
+// Reads rows from a list of inputs (files or stdin) in order, with one parser, applying the bad-
+// row policy. Under kFail a bad row throws InputError "SOURCE:LINE[:COLUMN]: what is wrong";
+// under kSkip it is counted, the first few are logged, and reading goes on. Not thread-safe.
+class RowSource {
+ public:
+  // `inputs` as returned by ExpandInputs. Throws UsageError when the format cannot work.
+  RowSource(std::vector<std::string> inputs, RowSourceOptions options, RowCheck check = nullptr);
+  ~RowSource();
+
+  // Reads the next good row into *row. Returns false at the end of the last input.
+  bool Next(Row* row);
+
+  int64_t rows_read() const { return rows_read_; }
+  int64_t rows_skipped() const { return rows_skipped_; }
+  // Features per row: from the format, or learnt from the first row; 0 before any row.
+  int64_t num_features() const { return parser_->num_features(); }
+
+ private:
+  bool OpenNextInput();
+  // Throws under kFail; counts and logs under kSkip.
+  void Reject(const std::string& what, size_t column);
+
+  std::vector<std::string> inputs_;
+  size_t next_input_ = 0;
+  RowSourceOptions options_;
+  RowCheck check_;
+  std::unique_ptr<RowParser> parser_;
+  std::unique_ptr<LineReader> reader_;
+  int64_t rows_read_ = 0;
+  int64_t rows_skipped_ = 0;
+};
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CORE_DATA_ROW_SOURCE_H_

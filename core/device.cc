@@ -1,0 +1,61 @@
+#include "core/device.h"
+
+#include <malloc.h>
+
+#include <cstdlib>
+
+#include <ATen/Context.h>
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+
+#include "formats/error.h"
+
+namespace sparktorch {
+
+c10::Device ResolveDevice(const std::string& name) {
+  if (name != "cpu" && name.rfind("cuda", 0) != 0) {
+    throw UsageError("--device " + name + ": expected cpu, cuda or cuda:N");
+  }
+  c10::Device device(c10::kCPU);
+  try {
+    device = c10::Device(name);
+  } catch (const c10::Error&) {
+    throw UsageError("--device " + name + ": expected cpu, cuda or cuda:N");
+  }
+  if (device.is_cpu()) return device;
+  if (!at::globalContext().hasCUDA()) {
+    throw DeviceError("--device " + name +
+                      ": this LibTorch was built without CUDA, or no CUDA driver or GPU is "
+                      "available on this machine; use --device cpu or a CUDA build of LibTorch");
+  }
+  // hasCUDA() holds here, so the CUDA hooks are loaded and can count devices.
+  int count = at::detail::getCUDAHooks().getNumGPUs();
+  if (device.has_index() && device.index() >= count) {
+    throw DeviceError("--device " + name + ": this machine has " + std::to_string(count) +
+                      " CUDA device(s)");
+  }
+  if (!device.has_index()) device.set_index(0);
+  return device;
+}
+
+void ConfigureCpu(int threads) {
+  // Thresholds above the largest activation buffers of ordinary batches.
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 512 << 20);
+  at::set_num_threads(threads < 1 ? 1 : threads);
+  try {
+    at::set_num_interop_threads(1);
+  } catch (const c10::Error&) {
+    // Already set, or inter-op work already started: harmless.
+  }
+}
+
+int DefaultThreads() {
+  if (const char* omp = std::getenv("OMP_NUM_THREADS")) {
+    int n = std::atoi(omp);
+    if (n >= 1) return n;
+  }
+  return 1;
+}
+
+}  // namespace sparktorch

@@ -1,0 +1,43 @@
+#ifndef SPARKTORCH_CORE_DIST_COMMUNICATOR_H_
+#define SPARKTORCH_CORE_DIST_COMMUNICATOR_H_
+
+#include <cstddef>
+
+namespace sparktorch {
+
+// The collectives synchronous training needs, over a fixed world of ranks. Every rank must make
+// the same calls in the same order (that is what the trainer's agreement on steps per epoch is
+// for). Implementations throw on a lost peer instead of waiting forever. Not thread-safe: one
+// thread of each rank calls.
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int world_size() const = 0;
+
+  // Sums `count` values across all ranks, in place; every rank ends with the sum.
+  virtual void AllreduceSum(float* data, size_t count) = 0;
+  virtual void AllreduceSum(double* data, size_t count) = 0;
+  // Replaces each value with its maximum across all ranks.
+  virtual void AllreduceMax(double* data, size_t count) = 0;
+  // Replaces `bytes` bytes at `data` on every rank with root's.
+  virtual void Broadcast(void* data, size_t bytes, int root) = 0;
+  virtual void Barrier() = 0;
+};
+
+// A world of one: single-process training and tests. Every collective is the identity.
+class LocalCommunicator : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int world_size() const override { return 1; }
+  void AllreduceSum(float*, size_t) override {}
+  void AllreduceSum(double*, size_t) override {}
+  void AllreduceMax(double*, size_t) override {}
+  void Broadcast(void*, size_t, int) override {}
+  void Barrier() override {}
+};
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CORE_DIST_COMMUNICATOR_H_

@@ -1,0 +1,38 @@
+#ifndef SPARKTORCH_CORE_JOBS_PREDICT_JOB_H_
+#define SPARKTORCH_CORE_JOBS_PREDICT_JOB_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/data/row_source.h"
+#include "core/train/predictor.h"
+#include "formats/row_format_overrides.h"
+
+namespace sparktorch {
+
+struct PredictJobOptions {
+  std::string model_path;
+  std::vector<std::string> inputs;  // empty: stdin
+  // Laid over the row format in the model's manifest (rows as the model was trained on, the
+  // label optional) or, for a model without one, over the defaults.
+  RowFormatOverrides format;
+  BadRowPolicy on_bad_row = BadRowPolicy::kFail;
+  size_t max_line_bytes = 64 << 20;
+  std::vector<int64_t> input_shape;  // empty: the manifest's, else {num_features}
+  int64_t batch_size = 1024;
+  std::optional<PredictionKind> prediction;  // empty: the manifest's default
+  std::string device = "cpu";
+};
+
+// Runs `sparktorch predict`: writes to `out` exactly one line per input row, in input order:
+// the prediction ("VALUE"), or "ID<TAB>VALUE" for a row with an id; an empty line for a bad row
+// skipped under BadRowPolicy::kSkip. Rows are read and predicted in batches. Throws the
+// sparktorch::Error kinds.
+void RunPredictJob(const PredictJobOptions& options, std::FILE* out);
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CORE_JOBS_PREDICT_JOB_H_

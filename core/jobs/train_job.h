@@ -1,0 +1,47 @@
+#ifndef SPARKTORCH_CORE_JOBS_TRAIN_JOB_H_
+#define SPARKTORCH_CORE_JOBS_TRAIN_JOB_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/data/row_source.h"
+#include "core/train/predictor.h"
+#include "core/train/trainer.h"
+
+namespace sparktorch {
+
+// Everything `sparktorch train` is told. The meaning of each field is the flag's in the man page.
+struct TrainJobOptions {
+  std::string model_path;    // a JSON spec (.json) or a TorchScript / trained model (.pt)
+  std::string train_config;  // loss and optimizer for a TorchScript model; empty: <model>.json
+                             // beside the model when there is one
+  std::vector<std::string> inputs;  // empty: stdin
+  RowSourceOptions rows;
+  std::vector<int64_t> input_shape;  // empty: from the spec, the model or the rows
+
+  std::optional<std::string> loss;       // overrides the spec's
+  std::optional<std::string> optimizer;  // overrides the spec's type (and its options)
+  std::optional<double> lr;              // overrides the optimizer's lr
+
+  TrainOptions train;
+  double validation_fraction = 0;  // of the rows, held out for validation
+  std::string device = "cpu";
+
+  bool predict = false;                      // write a prediction record per input row
+  std::optional<PredictionKind> prediction;  // empty: the loss's default
+  std::string output_path;                   // empty: model records on stdout
+  std::string metrics_path;                  // JSON lines, one per epoch; empty: none
+};
+
+// Runs `sparktorch train`: reads the rows, builds or loads the model, trains it, and writes
+// prediction records (with `predict`), the model (to output_path, or as records) and a summary
+// record to `out`. Progress goes to the log (stderr). Throws the sparktorch::Error kinds of
+// formats/error.h.
+void RunTrainJob(const TrainJobOptions& options, std::FILE* out);
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CORE_JOBS_TRAIN_JOB_H_

@@ -1,0 +1,94 @@
+#include "core/model/model_file.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <torch/script.h>
+
+#include "formats/error.h"
+
+namespace sparktorch {
+
+ModelFile ReadModelFile(const std::string& path, c10::Device device) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelError(path + ": " + std::strerror(errno));
+  torch::jit::ExtraFilesMap extra{{kManifestFileName, ""}};
+  ModelFile file;
+  try {
+    file.module = torch::jit::load(in, device, extra);
+  } catch (const c10::Error& e) {
+    std::string why = e.what_without_backtrace();
+    throw ModelError(path + ": not a TorchScript model file (" + why.substr(0, why.find('\n')) +
+                     "); save one with torch.jit.script(net).save(path)");
+  }
+  const std::string& text = extra[kManifestFileName];
+  if (!text.empty()) {
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception& e) {
+      throw ModelError(path + ": the embedded " + std::string(kManifestFileName) +
+                       " is not JSON: " + e.what());
+    }
+    try {
+      file.manifest = ManifestFromJson(j);
+    } catch (const ModelError& e) {
+      throw ModelError(path + ": " + e.what());
+    }
+  }
+  return file;
+}
+
+std::string SerializeModel(const torch::jit::Module& module, const Manifest& manifest) {
+  std::ostringstream out(std::ios::binary);
+  torch::jit::ExtraFilesMap extra{{kManifestFileName, ManifestToJson(manifest).dump(2)}};
+  module.save(out, extra);
+  return std::move(out).str();
+}
+
+void WriteModelFile(const std::string& path, const torch::jit::Module& module,
+                    const Manifest& manifest) {
+  std::string bytes = SerializeModel(module, manifest);
+  std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) throw Error(path + ": cannot write the model: " + std::strerror(errno));
+  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+  ok = (std::fclose(f) == 0) && ok;
+  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::string why = std::strerror(errno);
+    std::remove(tmp.c_str());
+    throw Error(path + ": cannot write the model: " + why);
+  }
+}
+
+nlohmann::json ReadJsonFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw SpecError(path + ": " + std::strerror(errno));
+  std::stringstream text;
+  text << in.rdbuf();
+  try {
+    return nlohmann::json::parse(text.str());
+  } catch (const nlohmann::json::parse_error& e) {
+    // Turn the byte offset into a line and column.
+    std::string s = text.str();
+    size_t offset = std::min<size_t>(e.byte, s.size());
+    size_t line = 1, column = 1;
+    for (size_t i = 0; i + 1 < offset; ++i) {
+      if (s[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    std::string what = e.what();
+    auto pos = what.find("syntax error");
+    throw SpecError(path + ":" + std::to_string(line) + ":" + std::to_string(column) + ": " +
+                    (pos == std::string::npos ? what : what.substr(pos)));
+  }
+}
+
+}  // namespace sparktorch

@@ -1,0 +1,63 @@
+#include "core/train/examples.h"
+
+#include <torch/torch.h>
+
+#include "formats/error.h"
+
+namespace sparktorch {
+namespace {
+
+int64_t Product(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+std::string ShapeText(const std::vector<int64_t>& shape) {
+  std::string s;
+  for (int64_t d : shape) s += (s.empty() ? "" : ",") + std::to_string(d);
+  return s;
+}
+
+std::vector<int64_t> WithRows(int64_t rows, const std::vector<int64_t>& shape) {
+  std::vector<int64_t> out = {rows};
+  out.insert(out.end(), shape.begin(), shape.end());
+  return out;
+}
+
+}  // namespace
+
+Examples MakeExamples(const Dataset& data, const Loss& loss, const std::vector<int64_t>& input_shape,
+                      const std::vector<int64_t>& output_shape, bool target_is_input) {
+  const int64_t rows = data.rows();
+  const int64_t features = data.features.size(1);
+  if (Product(input_shape) != features) {
+    throw UsageError("the model takes rows of shape " + ShapeText(input_shape) + " (" +
+                     std::to_string(Product(input_shape)) + " values), but rows have " +
+                     std::to_string(features) + " features");
+  }
+  Examples ex;
+  ex.inputs = data.features.reshape(WithRows(rows, input_shape));
+  if (target_is_input) {
+    if (loss.takes_class_index()) {
+      throw UsageError("rows without labels train an autoencoder, which needs a loss that "
+                       "compares outputs with inputs (mse, l1, smooth_l1, bce, bce_with_logits), "
+                       "not " + loss.name());
+    }
+    if (Product(output_shape) != features) {
+      throw UsageError("rows without labels make the input the target, but the model outputs " +
+                       std::to_string(Product(output_shape)) + " values per row for " +
+                       std::to_string(features) + " features");
+    }
+    ex.targets = data.features.reshape(WithRows(rows, output_shape));
+    return ex;
+  }
+  if (loss.takes_class_index()) {
+    ex.targets = data.labels.select(1, 0).to(torch::kLong);
+  } else {
+    ex.targets = data.labels.reshape(WithRows(rows, output_shape));
+  }
+  return ex;
+}
+
+}  // namespace sparktorch

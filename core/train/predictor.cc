@@ -1,0 +1,97 @@
+#include "core/train/predictor.h"
+
+#include <charconv>
+
+#include <torch/torch.h>
+
+#include "formats/error.h"
+
+namespace sparktorch {
+
+std::optional<PredictionKind> ParsePredictionKind(std::string_view name) {
+  if (name == "argmax") return PredictionKind::kArgmax;
+  if (name == "vector") return PredictionKind::kVector;
+  if (name == "probabilities") return PredictionKind::kProbabilities;
+  return std::nullopt;
+}
+
+const char* PredictionKindName(PredictionKind kind) {
+  switch (kind) {
+    case PredictionKind::kArgmax:
+      return "argmax";
+    case PredictionKind::kVector:
+      return "vector";
+    case PredictionKind::kProbabilities:
+      return "probabilities";
+  }
+  return "argmax";
+}
+
+PredictionKind DefaultPrediction(const std::string& loss) {
+  if (loss == "cross_entropy" || loss == "nll") return PredictionKind::kArgmax;
+  if (loss == "bce" || loss == "bce_with_logits") return PredictionKind::kProbabilities;
+  return PredictionKind::kVector;
+}
+
+Predictor::Predictor(torch::jit::Module module, c10::Device device,
+                     std::vector<int64_t> input_shape, PredictionKind kind, const std::string& loss)
+    : module_(std::move(module)), device_(device), input_shape_(std::move(input_shape)), kind_(kind) {
+  module_.eval();
+  if (loss == "cross_entropy" || loss.empty()) {
+    probability_ = "softmax";
+  } else if (loss == "nll") {
+    probability_ = "exp";
+  } else if (loss == "bce_with_logits") {
+    probability_ = "sigmoid";
+  } else if (loss == "bce") {
+    probability_ = "identity";
+  } else if (kind == PredictionKind::kProbabilities) {
+    throw UsageError("--prediction probabilities needs a classifier; this model was trained with " +
+                     loss + " (use --prediction vector)");
+  }
+}
+
+void Predictor::Predict(const torch::Tensor& features,
+                        const std::function<void(int64_t, std::string_view)>& emit) {
+  const int64_t rows = features.size(0);
+  if (rows == 0) return;
+  torch::NoGradGuard no_grad;
+  std::vector<int64_t> shape = {rows};
+  shape.insert(shape.end(), input_shape_.begin(), input_shape_.end());
+  torch::Tensor out = module_.forward({features.reshape(shape).to(device_)}).toTensor();
+  out = out.reshape({rows, -1});
+  if (kind_ == PredictionKind::kArgmax) {
+    torch::Tensor classes = out.argmax(1).to(torch::kCPU).contiguous();
+    const int64_t* c = classes.data_ptr<int64_t>();
+    char buf[24];
+    for (int64_t i = 0; i < rows; ++i) {
+      auto end = std::to_chars(buf, buf + sizeof buf, c[i]).ptr;
+      emit(i, std::string_view(buf, end - buf));
+    }
+    return;
+  }
+  if (kind_ == PredictionKind::kProbabilities) {
+    if (probability_ == "softmax") {
+      out = torch::softmax(out, 1);
+    } else if (probability_ == "exp") {
+      out = out.exp();
+    } else if (probability_ == "sigmoid") {
+      out = torch::sigmoid(out);
+    }
+  }
+  torch::Tensor values = out.to(torch::kCPU, torch::kFloat32).contiguous();
+  const float* v = values.data_ptr<float>();
+  const int64_t cols = values.size(1);
+  char buf[32];
+  for (int64_t i = 0; i < rows; ++i) {
+    text_.clear();
+    for (int64_t j = 0; j < cols; ++j) {
+      if (j) text_ += ',';
+      auto end = std::to_chars(buf, buf + sizeof buf, v[i * cols + j]).ptr;
+      text_.append(buf, end - buf);
+    }
+    emit(i, text_);
+  }
+}
+
+}  // namespace sparktorch

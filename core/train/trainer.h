@@ -1,0 +1,85 @@
+#ifndef SPARKTORCH_CORE_TRAIN_TRAINER_H_
+#define SPARKTORCH_CORE_TRAIN_TRAINER_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include <c10/core/Device.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/optim/optimizer.h>
+
+#include "core/dist/communicator.h"
+#include "core/train/loss.h"
+
+namespace sparktorch {
+
+struct TrainOptions {
+  int epochs = 10;
+  int64_t batch_size = 64;  // rows per step; -1: the whole partition in one step
+  int early_stop_patience = 0;  // epochs without improvement before stopping; 0: never stop early
+  uint64_t seed = 0;            // shuffling order
+  bool shuffle = true;          // reshuffle the rows every epoch
+};
+
+// Training examples ready for the model: inputs shaped for it, targets shaped for the loss.
+struct Examples {
+  torch::Tensor inputs;   // [rows, *input_shape] float32
+  torch::Tensor targets;  // [rows] int64 class indices, or [rows, *output_shape] float32
+  int64_t rows() const { return inputs.size(0); }
+};
+
+struct EpochStats {
+  int epoch = 0;  // 1-based
+  int64_t rows = 0;
+  int64_t steps = 0;
+  double train_loss = 0;
+  std::optional<double> train_accuracy;  // classification only
+  std::optional<double> validation_loss;
+  std::optional<double> validation_accuracy;
+  double seconds = 0;  // this epoch
+  double elapsed = 0;  // since training started
+  double samples_per_second = 0;
+};
+
+struct TrainResult {
+  std::vector<EpochStats> epochs;
+  bool stopped_early = false;
+};
+
+// The training loop: forward, loss, backward, optimizer step, over shuffled mini-batches for a
+// number of epochs, with validation and early stopping. It runs on one rank of `comm`'s world;
+// everything that ranks must agree on (steps per epoch, metrics, the stopping decision) goes
+// through `comm`, so a world of one and a world of many run the same code. Not thread-safe.
+class Trainer {
+ public:
+  // `module`, `optimizer` and `comm` must outlive the trainer; `optimizer` holds the module's
+  // parameters. The module is moved to `device` by the caller.
+  Trainer(torch::jit::Module module, Loss loss, torch::optim::Optimizer& optimizer,
+          Communicator& comm, c10::Device device, TrainOptions options);
+
+  // Trains on `train`; evaluates `validation` after each epoch when it has rows. Calls
+  // `on_epoch` after each epoch (on every rank). Returns the per-epoch statistics.
+  TrainResult Fit(const Examples& train, const Examples& validation,
+                  const std::function<void(const EpochStats&)>& on_epoch);
+
+  // Mean loss and (for classification) accuracy of the module on `data`, in evaluation mode.
+  // Sums over all ranks.
+  std::pair<double, std::optional<double>> Evaluate(const Examples& data);
+
+ private:
+  torch::Tensor Forward(const torch::Tensor& inputs);
+
+  torch::jit::Module module_;
+  Loss loss_;
+  torch::optim::Optimizer& optimizer_;
+  Communicator& comm_;
+  c10::Device device_;
+  TrainOptions options_;
+  std::vector<torch::Tensor> params_;
+};
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CORE_TRAIN_TRAINER_H_

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# From a fresh clone to a trained Fashion-MNIST classifier: installs the Debian packages (as
+# root), builds sparktorch, writes the data set as CSV into out/, trains the MLP of
+# examples/fashion_mnist_mlp.json for 10 epochs from stdin, predicts the test set, and prints the
+# test accuracy and the throughput. Runs from any directory.
+#   BUILD_DIR  build folder (default: build/)    THREADS  passed to --threads when set
+#   EPOCHS     training epochs (default: 10)     PYTHON   interpreter for the data script
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+build_dir=${BUILD_DIR:-build}
+sparktorch=$build_dir/sparktorch
+epochs=${EPOCHS:-10}
+threads=()
+[[ -n ${THREADS:-} ]] && threads=(--threads "$THREADS")
+python=${PYTHON:-python3}
+model=out/fashion_mnist_mlp.pt
+
+step() { echo "== $*" >&2; }
+now() { date +%s.%N; }
+
+step "installing Debian packages (examples/install_deps.sh)"
+examples/install_deps.sh
+
+step "building sparktorch (examples/build.sh)"
+examples/build.sh
+
+mkdir -p out
+for split in train test; do
+  csv=out/fashion_$split.csv
+  if [[ -s $csv ]]; then
+    step "reusing $csv"
+  else
+    step "writing $csv"
+    "$python" examples/prepare_fashion_mnist.py --split "$split" --out "$csv.tmp"
+    mv "$csv.tmp" "$csv"
+  fi
+done
+train_rows=$(wc -l < out/fashion_train.csv)
+test_rows=$(wc -l < out/fashion_test.csv)
+
+step "training $model for $epochs epochs"
+start=$(now)
+"$sparktorch" train --model examples/fashion_mnist_mlp.json --epochs "$epochs" "${threads[@]}" \
+  --output "$model" < out/fashion_train.csv > out/fashion_mnist_mlp.summary
+train_seconds=$(awk -v a="$start" -v b="$(now)" 'BEGIN { print b - a }')
+
+step "predicting out/fashion_test.csv"
+start=$(now)
+"$sparktorch" predict --model "$model" "${threads[@]}" --input out/fashion_test.csv \
+  > out/fashion_test.predictions
+predict_seconds=$(awk -v a="$start" -v b="$(now)" 'BEGIN { print b - a }')
+
+predicted=$(wc -l < out/fashion_test.predictions)
+if ((predicted != test_rows)); then
+  echo "quickstart: expected $test_rows predictions, got $predicted" >&2
+  exit 1
+fi
+correct=$(cut -d, -f1 out/fashion_test.csv | paste -d' ' - out/fashion_test.predictions |
+  awk '$1 + 0 == $2 + 0 { n++ } END { print n + 0 }')
+
+awk -v rows="$train_rows" -v epochs="$epochs" -v ts="$train_seconds" \
+  -v trows="$test_rows" -v ps="$predict_seconds" -v correct="$correct" -v model="$model" 'BEGIN {
+  print ""
+  print "Fashion-MNIST MLP (examples/fashion_mnist_mlp.json)"
+  printf "  model          %s\n", model
+  printf "  training       %d rows x %d epochs in %.1f s: %.0f rows/s\n", rows, epochs, ts, rows * epochs / ts
+  printf "  prediction     %d rows in %.2f s: %.0f rows/s\n", trows, ps, trows / ps
+  printf "  test accuracy  %.2f%% (%d of %d)\n", 100 * correct / trows, correct, trows
+}'
