@@ -9,21 +9,31 @@ namespace {
 
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
-// Decoding tables, one per position in a group of four characters, with each character's six
-// bits already shifted to their place in the 24-bit group. A character outside the alphabet
-// maps to kInvalid, which sets bit 24 whatever it is OR-ed with: one test per group.
+// Decoding tables, one per position in a group of four characters. Each entry holds the
+// character's six bits already in their place in the group's three bytes, as those bytes lie in
+// memory in a 32-bit word, so that OR-ing four entries gives a word to store as it is. The
+// fourth byte is scratch: a character outside the alphabet sets a bit there (kInvalid), which
+// survives the ORs: one test per group.
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+constexpr uint32_t InMemoryOrder(uint32_t group) { return group << 8; }
+constexpr uint32_t kInvalid = 0x00000001;
+#else
+constexpr uint32_t InMemoryOrder(uint32_t group) {
+  return ((group >> 16) & 0xff) | (group & 0xff00) | ((group & 0xff) << 16);
+}
 constexpr uint32_t kInvalid = 0x01000000;
+#endif
 
 struct DecodeTables {
-  std::array<uint32_t, 256> shifted[4];
+  std::array<uint32_t, 256> at[4];
 };
 
 constexpr DecodeTables MakeDecodeTables() {
   DecodeTables t{};
   for (int pos = 0; pos < 4; ++pos) {
-    for (int c = 0; c < 256; ++c) t.shifted[pos][c] = kInvalid;
+    for (int c = 0; c < 256; ++c) t.at[pos][c] = kInvalid;
     for (uint32_t v = 0; v < 64; ++v) {
-      t.shifted[pos][static_cast<unsigned char>(kAlphabet[v])] = v << (18 - 6 * pos);
+      t.at[pos][static_cast<unsigned char>(kAlphabet[v])] = InMemoryOrder(v << (18 - 6 * pos));
     }
   }
   return t;
@@ -31,15 +41,15 @@ constexpr DecodeTables MakeDecodeTables() {
 
 constexpr DecodeTables kDecode = MakeDecodeTables();
 
+// The group's three bytes in memory order, then a scratch byte with kInvalid for a bad group.
 inline uint32_t DecodeGroup(const unsigned char* in) {
-  return kDecode.shifted[0][in[0]] | kDecode.shifted[1][in[1]] | kDecode.shifted[2][in[2]] |
-         kDecode.shifted[3][in[3]];
+  return kDecode.at[0][in[0]] | kDecode.at[1][in[1]] | kDecode.at[2][in[2]] | kDecode.at[3][in[3]];
 }
 
 // The offset of the first character of the group at `offset` that is not in the alphabet.
 size_t FirstInvalid(std::string_view text, size_t offset) {
   for (size_t i = offset;; ++i) {
-    if (kDecode.shifted[0][static_cast<unsigned char>(text[i])] == kInvalid) return i;
+    if (kDecode.at[0][static_cast<unsigned char>(text[i])] == kInvalid) return i;
   }
 }
 
@@ -93,23 +103,19 @@ std::optional<size_t> Base64Decode(std::string_view text, char* out) {
   // store instead of three, and there is always room since the last group writes at least one.
   size_t g = 0;
   for (; g + 1 < groups; ++g) {
-    uint32_t group = DecodeGroup(in + 4 * g);
-    if (group & kInvalid) return FirstInvalid(text, 4 * g);
-    const unsigned char bytes[4] = {static_cast<unsigned char>(group >> 16),
-                                    static_cast<unsigned char>(group >> 8),
-                                    static_cast<unsigned char>(group), 0};
-    std::memcpy(out + 3 * g, bytes, 4);
+    const uint32_t word = DecodeGroup(in + 4 * g);
+    if (word & kInvalid) return FirstInvalid(text, 4 * g);
+    std::memcpy(out + 3 * g, &word, 4);
   }
   const size_t padding = PaddingOf(text.substr(4 * g));
   if (padding > 2) return 4 * g + 4 - padding;  // "x===": the first '=' is misplaced
   unsigned char last[4];
   std::memcpy(last, in + 4 * g, 4);
   for (size_t i = 4 - padding; i < 4; ++i) last[i] = 'A';  // padding decodes as zero bits
-  uint32_t group = DecodeGroup(last);
-  if (group & kInvalid) return FirstInvalid(text, 4 * g);
-  const unsigned char bytes[3] = {static_cast<unsigned char>(group >> 16),
-                                  static_cast<unsigned char>(group >> 8),
-                                  static_cast<unsigned char>(group)};
+  const uint32_t word = DecodeGroup(last);
+  if (word & kInvalid) return FirstInvalid(text, 4 * g);
+  unsigned char bytes[4];
+  std::memcpy(bytes, &word, 4);
   std::memcpy(out + 3 * g, bytes, 3 - padding);
   return std::nullopt;
 }

@@ -21,9 +21,41 @@ void ThrowNonFinite(const std::vector<float>& values, size_t base64_column) {
     const float v = values[i];
     if (std::isfinite(v)) continue;
     const char* text = std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
-    throw RowError(std::string("expected a finite number, got ") + text + " in column " +
-                       std::to_string(i),
-                   base64_column + CharacterOfByte(4 * i));
+    throw RowError(
+        std::string("expected a finite number, got ") + text + " in column " + std::to_string(i),
+        base64_column + CharacterOfByte(4 * i));
+  }
+}
+
+// Decodes base64 `text` into *values when it is valid and holds whole float32 values; returns
+// false, with *values left in any state, otherwise.
+bool TryDecode(std::string_view text, std::vector<float>* values) {
+  const std::optional<size_t> bytes = Base64DecodedSize(text);
+  if (!bytes || *bytes % 4 != 0) return false;
+  values->resize(*bytes / 4);
+  return !Base64Decode(text, reinterpret_cast<char*>(values->data()));
+}
+
+// TryDecode, throwing the RowError that says why `text`, which starts at `column`, cannot be
+// decoded.
+void Decode(std::string_view text, size_t column, std::vector<float>* values) {
+  if (text.size() % 4 != 0) {
+    throw RowError(
+        "invalid base64: " + std::to_string(text.size()) + " characters, not a multiple of 4",
+        column);
+  }
+  const std::optional<size_t> bytes = Base64DecodedSize(text);
+  if (!bytes) {  // more than two '=' at the end
+    throw RowError("invalid base64: unexpected \"=\"", column + text.find_last_not_of('=') + 1);
+  }
+  if (*bytes % 4 != 0) {
+    throw RowError(
+        "invalid float32 data: " + std::to_string(*bytes) + " bytes, not a multiple of 4", column);
+  }
+  values->resize(*bytes / 4);
+  if (std::optional<size_t> bad = Base64Decode(text, reinterpret_cast<char*>(values->data()))) {
+    throw RowError("invalid base64: unexpected " + DescribeByteForMessage(text[*bad]),
+                   column + *bad);
   }
 }
 
@@ -34,34 +66,18 @@ CompactParser::CompactParser(const RowFormat& format)
 
 void CompactParser::Parse(std::string_view line, Row* row) {
   if (line.empty()) throw RowError("empty line", 0);
-  size_t start = 0;
   row->id.clear();
-  if (const void* tab = std::memchr(line.data(), '\t', line.size())) {
-    start = static_cast<size_t>(static_cast<const char*>(tab) - line.data()) + 1;
-    row->id.assign(line.data(), start - 1);
-  }
-  const std::string_view text = line.substr(start);
-  const size_t column = start + 1;  // of the base64 text
-  if (text.size() % 4 != 0) {
-    throw RowError("invalid base64: " + std::to_string(text.size()) +
-                       " characters, not a multiple of 4",
-                   column);
-  }
-  const std::optional<size_t> bytes = Base64DecodedSize(text);
-  if (!bytes) {  // more than two '=' at the end
-    throw RowError("invalid base64: unexpected \"=\"", column + text.find_last_not_of('=') + 1);
-  }
-  if (*bytes % 4 != 0) {
-    throw RowError("invalid float32 data: " + std::to_string(*bytes) +
-                       " bytes, not a multiple of 4",
-                   column);
-  }
-  const size_t count = *bytes / 4;
   std::vector<float>& f = row->features;
-  f.resize(count);
-  if (std::optional<size_t> bad = Base64Decode(text, reinterpret_cast<char*>(f.data()))) {
-    throw RowError("invalid base64: unexpected " + DescribeByteForMessage(text[*bad]),
-                   column + *bad);
+  // Most lines have no id: decode the whole line without first searching it for a tab. A tab is
+  // not base64, so a line with an id fails early and is decoded again after its id.
+  size_t column = 1;  // of the base64 text
+  if (!TryDecode(line, &f)) {
+    if (const void* tab = std::memchr(line.data(), '\t', line.size())) {
+      const size_t id_size = static_cast<size_t>(static_cast<const char*>(tab) - line.data());
+      row->id.assign(line.data(), id_size);
+      column = id_size + 2;
+    }
+    Decode(line.substr(column - 1), column, &f);
   }
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
   for (float& v : f) {
@@ -74,14 +90,14 @@ void CompactParser::Parse(std::string_view line, Row* row) {
   if (!allow_nan_) {
     // A branch-free pass that vectorises; the slow search runs only for a bad row.
     bool non_finite = false;
-    for (size_t i = 0; i < count; ++i) {
+    for (const float& v : f) {
       uint32_t bits;
-      std::memcpy(&bits, &f[i], 4);
+      std::memcpy(&bits, &v, 4);
       non_finite |= (bits & 0x7f800000u) == 0x7f800000u;
     }
     if (non_finite) ThrowNonFinite(f, column);
   }
-  layout_.Split(static_cast<int64_t>(count), -1, row);
+  layout_.Split(static_cast<int64_t>(f.size()), -1, row);
 }
 
 }  // namespace sparktorch

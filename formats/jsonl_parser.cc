@@ -35,9 +35,7 @@ const char* TypeName(const json& j) {
   }
 }
 
-std::string Features(int64_t n) {
-  return n == 1 ? "1 feature" : std::to_string(n) + " features";
-}
+std::string Features(int64_t n) { return n == 1 ? "1 feature" : std::to_string(n) + " features"; }
 
 // nlohmann's message without its "[json.exception.parse_error.101] parse error at line 1,
 // column 6: " prefix: the line and column are the row source's and RowError's business.
@@ -75,8 +73,8 @@ void ReadNumbers(const json& array, const std::string& path, bool allow_nan,
   }
 }
 
-const json& Member(const json& vector, const char* name, const std::string& path,
-                   const char* kind, bool (json::*is_type)() const, const char* type_name) {
+const json& Member(const json& vector, const char* name, const std::string& path, const char* kind,
+                   bool (json::*is_type)() const, const char* type_name) {
   const auto it = vector.find(name);
   if (it == vector.end()) {
     throw RowError(path + ": missing \"" + name + "\" in a " + kind + " vector", 0);
@@ -103,8 +101,8 @@ bool ReadSparkVector(const json& vector, const std::string& path, bool allow_nan
     ReadNumbers(values, path + ".\"values\"", allow_nan, out);
     return false;
   }
-  const json& size_json = Member(vector, "size", path, "sparse", &json::is_number_integer,
-                                 "an integer");
+  const json& size_json =
+      Member(vector, "size", path, "sparse", &json::is_number_integer, "an integer");
   const json& indices = Member(vector, "indices", path, "sparse", &json::is_array, "an array");
   const json& values = Member(vector, "values", path, "sparse", &json::is_array, "an array");
   const int64_t size = size_json.get<int64_t>();
@@ -114,8 +112,11 @@ bool ReadSparkVector(const json& vector, const std::string& path, bool allow_nan
                    0);
   }
   if (indices.size() != values.size()) {
+    const size_t n = indices.size();
+    const size_t k = values.size();
     throw RowError(path + ": expected as many values as indices, got " +
-                       std::to_string(indices.size()) + " and " + std::to_string(values.size()),
+                       (n == 1 ? std::string("1 index") : std::to_string(n) + " indices") +
+                       " and " + std::to_string(k) + (k == 1 ? " value" : " values"),
                    0);
   }
   out->assign(static_cast<size_t>(size), 0.0f);

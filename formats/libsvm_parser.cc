@@ -44,7 +44,8 @@ void LibsvmParser::Parse(std::string_view line, Row* row) {
   row->label.clear();
   const std::string_view first = Token(p, end);
   const bool first_is_pair = first.find(':') != std::string_view::npos;
-  if (label_ == LabelPresence::kRequired || (label_ == LabelPresence::kOptional && !first_is_pair)) {
+  if (label_ == LabelPresence::kRequired ||
+      (label_ == LabelPresence::kOptional && !first_is_pair)) {
     if (first_is_pair) {
       throw RowError("expected a label, got " + QuoteForMessage(first), column_of(p));
     }

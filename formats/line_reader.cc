@@ -35,8 +35,10 @@ bool LineReader::Fill() {
 }
 
 LineReader::Status LineReader::Next(std::string_view* line) {
-  // A line may hold max_line_bytes plus "\r\n" before it is known to be too long.
-  const size_t max_buffer = std::max(kInitialBufferBytes, max_line_bytes_ + 2);
+  // A line may hold max_line_bytes plus "\r\n" before it is known to be too long (saturating:
+  // SIZE_MAX means no limit).
+  const size_t max_with_cr = std::max(max_line_bytes_, max_line_bytes_ + 1);
+  const size_t max_buffer = std::max({kInitialBufferBytes, max_with_cr, max_with_cr + 1});
   size_t scan = begin_;  // bytes before this in [begin_, end_) hold no newline
   for (;;) {
     const char* data = buf_.data();
@@ -59,7 +61,7 @@ LineReader::Status LineReader::Next(std::string_view* line) {
       *line = found;
       return Status::kLine;
     }
-    if (end_ - begin_ > max_line_bytes_ + 1) {
+    if (end_ - begin_ > max_with_cr) {
       // Too long whatever follows: drop it up to and including its newline.
       ++line_number_;
       begin_ = end_ = 0;

@@ -76,8 +76,9 @@ inline const char* ParseShortUnsignedDecimal(const char* p, float* value) {
   // A byte's high bit set: not a digit (x > 9). Masking first keeps carries inside bytes.
   const uint64_t non_digits = (((x & 0x7f7f7f7f7f7f7f7fu) + 0x7676767676767676u) | x) & kHighBits;
   if (non_digits == 0) return nullptr;
+  // The first non-digit: the point when there is one.
   const unsigned point_at = static_cast<unsigned>(__builtin_ctzll(non_digits)) / 8;
-  // Whether that is a point ('.' ^ '0' == 0x1e), and then the number ends at the next
+  // Whether it is a point ('.' ^ '0' == 0x1e), and then the number ends at the next
   // non-digit. Arithmetic rather than a branch: half the numbers in real data have a point, in
   // no predictable order.
   const uint64_t point = ((x >> (8 * point_at)) & 0xff) == 0x1e;
@@ -94,7 +95,8 @@ inline const char* ParseShortUnsignedDecimal(const char* p, float* value) {
   d = ((d & 0x00ff00ff00ff00ffu) * 6553601) >> 16;
   d = ((d & 0x0000ffff0000ffffu) * 42949672960001u) >> 32;
   // At most 7 digits and 6 after the point: well inside the exact fast path.
-  *value = ExactFloat(static_cast<uint32_t>(d)) / kPowersOfTen[end_at - point_at - static_cast<unsigned>(point)];
+  const unsigned fraction_digits = end_at - point_at - static_cast<unsigned>(point);
+  *value = ExactFloat(d) / kPowersOfTen[fraction_digits];
   return p + end_at;
 }
 

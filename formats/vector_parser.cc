@@ -27,9 +27,7 @@ const char* SkipBlanks(const char* p, const char* end) {
 
 std::string Indices(size_t n) { return n == 1 ? "1 index" : std::to_string(n) + " indices"; }
 
-std::string Features(int64_t n) {
-  return n == 1 ? "1 feature" : std::to_string(n) + " features";
-}
+std::string Features(int64_t n) { return n == 1 ? "1 feature" : std::to_string(n) + " features"; }
 
 // A position in a line, and the RowErrors that say what was expected there.
 class Cursor {
@@ -55,11 +53,11 @@ class Cursor {
 
   // Throws `expected WHAT, got "the rest of the line"`.
   [[noreturn]] void Fail(const std::string& what) const {
-    throw RowError("expected " + what + ", got " +
-                       (p_ == end_ ? std::string("the end of the line")
-                                   : QuoteForMessage(std::string_view(
-                                         p_, static_cast<size_t>(end_ - p_)))),
-                   Column());
+    throw RowError(
+        "expected " + what + ", got " +
+            (p_ == end_ ? std::string("the end of the line")
+                        : QuoteForMessage(std::string_view(p_, static_cast<size_t>(end_ - p_)))),
+        Column());
   }
 
   float Number(bool allow_nan) {
@@ -161,8 +159,8 @@ void ParseSparse(Cursor& c, int64_t num_features, bool allow_nan, std::vector<in
                    size_column);
   }
   if (size < 1 || size > kMaxVectorSize) {
-    throw RowError("expected a vector size from 1 to " + std::to_string(kMaxVectorSize) +
-                       ", got " + std::to_string(size),
+    throw RowError("expected a vector size from 1 to " + std::to_string(kMaxVectorSize) + ", got " +
+                       std::to_string(size),
                    size_column);
   }
   c.SkipBlanks();
@@ -176,9 +174,8 @@ void ParseSparse(Cursor& c, int64_t num_features, bool allow_nan, std::vector<in
       const size_t column = c.Column();
       const int64_t i = c.Index("an index");
       if (i >= size) {
-        throw RowError("index " + std::to_string(i) + " out of range 0.." +
-                           std::to_string(size - 1),
-                       column);
+        throw RowError(
+            "index " + std::to_string(i) + " out of range 0.." + std::to_string(size - 1), column);
       }
       if (!indices->empty() && i <= indices->back()) {
         throw RowError("index " + std::to_string(i) + " after " + std::to_string(indices->back()) +
@@ -204,8 +201,8 @@ void ParseSparse(Cursor& c, int64_t num_features, bool allow_nan, std::vector<in
     } while (c.NextItem());
   }
   if (k != indices->size()) {
-    throw RowError("expected as many values as indices, got " + Indices(indices->size()) +
-                       " and " + std::to_string(k) + (k == 1 ? " value" : " values"),
+    throw RowError("expected as many values as indices, got " + Indices(indices->size()) + " and " +
+                       std::to_string(k) + (k == 1 ? " value" : " values"),
                    values_column);
   }
   c.SkipBlanks();
@@ -224,8 +221,8 @@ void VectorParser::Parse(std::string_view line, Row* row) {
   row->id.clear();
   row->label.clear();
 
-  const bool wrapped = label_ != LabelPresence::kNone && c.Peek() == '(' &&
-                       IsLabeledPoint(c.position(), c.end());
+  const bool wrapped =
+      label_ != LabelPresence::kNone && c.Peek() == '(' && IsLabeledPoint(c.position(), c.end());
   if (wrapped) {
     c.Expect('(');
     c.SkipBlanks();

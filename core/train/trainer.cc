@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include "formats/error.h"
@@ -110,6 +111,11 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
         sums[2] += n;
       }
       optimizer_.step();
+      // -v: ten progress lines an epoch.
+      if (steps >= 10 && (step + 1) % (steps / 10) == 0 && spdlog::should_log(spdlog::level::debug)) {
+        spdlog::debug("epoch {} step {}/{}: mean loss so far {:.4f}", epoch, step + 1, steps,
+                      sums[2] > 0 ? sums[0] / sums[2] : 0.0);
+      }
     }
     comm_.AllreduceSum(sums, 3);
 

@@ -4,11 +4,13 @@
 
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "formats/base64.h"
 #include "formats/error.h"
+#include "formats/line_reader.h"
 #include "formats/row_parser.h"
 
 namespace sparktorch {
@@ -114,7 +116,7 @@ TEST(CompactParser, OptionalLabelDecidedByTheValueCount) {
 
 TEST(CompactParser, RoundTripsEveryFloatBitPattern) {
   // Values that text formats mangle: subnormals, -0, the extremes.
-  const Floats values = {0, -0.0f, 1e-45f, 1.17549435e-38f, 3.4028235e38f, -3.4028235e38f,
+  const Floats values = {0,    -0.0f,   1e-45f, 1.17549435e-38f, 3.4028235e38f, -3.4028235e38f,
                          0.1f, 1.0f / 3};
   RowFormat format = Compact(0, LabelPresence::kNone);
   Row row = ParseOne(format, Pack(values));
@@ -184,6 +186,22 @@ TEST(CompactParser, OptionalLabelNeedsTheNumberOfFeatures) {
                  "compact rows with an optional label need the number of features "
                  "(--num-features)");
   }
+}
+
+TEST(CompactParser, CrlfLinesThroughTheLineReader) {
+  LineReader reader(
+      std::make_unique<StringByteReader>("AACAPwAAAD8AAADA\r\nid\tAACAPgAAgD8AAIC/\r\n"), "test",
+      1000);
+  auto parser = MakeRowParser(Compact());
+  Row row;
+  std::string_view line;
+  ASSERT_EQ(reader.Next(&line), LineReader::Status::kLine);
+  parser->Parse(line, &row);
+  ASSERT_EQ(reader.Next(&line), LineReader::Status::kLine);
+  parser->Parse(line, &row);
+  EXPECT_EQ(row.features, (Floats{1, -1}));
+  EXPECT_EQ(row.label, Floats{0.25f});
+  EXPECT_EQ(reader.Next(&line), LineReader::Status::kEnd);
 }
 
 }  // namespace

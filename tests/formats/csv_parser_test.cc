@@ -191,8 +191,8 @@ TEST(CsvParser, OtherDelimiters) {
 TEST(CsvParser, NumbersBeyondTheFastPath) {
   Row row = ParseOne(Csv(), "+1,1e-3,+2.5,-0.5,0.50196078431372551,123456789,.5,5.");
   EXPECT_EQ(row.label, Floats{1});
-  EXPECT_EQ(row.features, (Floats{1e-3f, 2.5f, -0.5f, 0.50196078431372551f, 123456789.0f, 0.5f,
-                                  5.0f}));
+  EXPECT_EQ(row.features,
+            (Floats{1e-3f, 2.5f, -0.5f, 0.50196078431372551f, 123456789.0f, 0.5f, 5.0f}));
 }
 
 TEST(CsvParser, NanAndInfOnlyWhenAllowed) {
@@ -343,8 +343,9 @@ TEST(CsvParser, FormatsThatCannotWork) {
   EXPECT_EQ(UsageErrorOf(format), "id column 9 is outside rows of 5 columns");
   format = Csv();
   format.delimiter = '.';
-  EXPECT_EQ(UsageErrorOf(format),
-            "csv delimiter \".\" cannot be used: it can be part of a number, a quote or a line end");
+  EXPECT_EQ(
+      UsageErrorOf(format),
+      "csv delimiter \".\" cannot be used: it can be part of a number, a quote or a line end");
   format.delimiter = '\n';
   EXPECT_EQ(UsageErrorOf(format),
             "csv delimiter byte 0x0a cannot be used: it can be part of a number, a quote or a "

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "formats/error.h"
+#include "formats/line_reader.h"
 #include "formats/row_parser.h"
 
 namespace sparktorch {
@@ -73,14 +75,12 @@ TEST(JsonlParser, SparkSparseVector) {
   auto parser = MakeRowParser(Jsonl());
   Row row;
   parser->Parse(
-      R"({"features":{"type":0,"size":5,"indices":[1,4],"values":[0.5,0.25]},"label":0.0})",
-      &row);
+      R"({"features":{"type":0,"size":5,"indices":[1,4],"values":[0.5,0.25]},"label":0.0})", &row);
   EXPECT_EQ(row.features, (Floats{0, 0.5f, 0, 0, 0.25f}));
   EXPECT_EQ(parser->num_features(), 5);
-  EXPECT_EQ(
-      ErrorOf(parser.get(),
-              R"({"features":{"type":0,"size":4,"indices":[],"values":[]},"label":0.0})"),
-      "0: expected 5 features, got a sparse vector of size 4");
+  EXPECT_EQ(ErrorOf(parser.get(),
+                    R"({"features":{"type":0,"size":4,"indices":[],"values":[]},"label":0.0})"),
+            "0: expected 5 features, got a sparse vector of size 4");
 }
 
 TEST(JsonlParser, VectorLabels) {
@@ -199,7 +199,7 @@ TEST(JsonlParser, SparkVectorErrors) {
   EXPECT_EQ(error(R"({"type":0,"size":0,"indices":[],"values":[]})"),
             "0: field \"features\".\"size\": expected an integer from 1 to 268435456, got 0");
   EXPECT_EQ(error(R"({"type":0,"size":4,"indices":[1,2],"values":[1]})"),
-            "0: field \"features\": expected as many values as indices, got 2 and 1");
+            "0: field \"features\": expected as many values as indices, got 2 indices and 1 value");
   EXPECT_EQ(error(R"({"type":0,"size":4,"indices":[2,1],"values":[1,1]})"),
             "0: field \"features\": index 1 after 2: indices must be ascending");
   EXPECT_EQ(error(R"({"type":0,"size":4,"indices":[4],"values":[1]})"),
@@ -221,6 +221,22 @@ TEST(JsonlParser, FormatsThatCannotWork) {
   EXPECT_EQ(UsageErrorOf(format), "jsonl needs the name of the label field");
   format.label = LabelPresence::kNone;
   EXPECT_EQ(UsageErrorOf(format), "no error");
+}
+
+TEST(JsonlParser, CrlfLinesThroughTheLineReader) {
+  LineReader reader(std::make_unique<StringByteReader>(
+                        "{\"features\":[1,2],\"label\":1}\r\n{\"features\":[3,4],\"label\":0}\r\n"),
+                    "test", 1000);
+  auto parser = MakeRowParser(Jsonl());
+  Row row;
+  std::string_view line;
+  ASSERT_EQ(reader.Next(&line), LineReader::Status::kLine);
+  parser->Parse(line, &row);
+  ASSERT_EQ(reader.Next(&line), LineReader::Status::kLine);
+  parser->Parse(line, &row);
+  EXPECT_EQ(row.features, (Floats{3, 4}));
+  EXPECT_EQ(row.label, Floats{0});
+  EXPECT_EQ(reader.Next(&line), LineReader::Status::kEnd);
 }
 
 }  // namespace

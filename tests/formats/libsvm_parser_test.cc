@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "formats/error.h"
+#include "formats/line_reader.h"
 #include "formats/row_parser.h"
 
 namespace sparktorch {
@@ -137,6 +139,20 @@ TEST(LibsvmParser, NeedsTheNumberOfFeatures) {
   } catch (const UsageError& e) {
     EXPECT_STREQ(e.what(), "libsvm needs the number of features (--num-features)");
   }
+}
+
+TEST(LibsvmParser, CrlfLinesThroughTheLineReader) {
+  LineReader reader(std::make_unique<StringByteReader>("1 1:0.5\r\n0 3:2\r\n"), "test", 1000);
+  auto parser = MakeRowParser(Libsvm(3));
+  Row row;
+  std::string_view line;
+  ASSERT_EQ(reader.Next(&line), LineReader::Status::kLine);
+  parser->Parse(line, &row);
+  ASSERT_EQ(reader.Next(&line), LineReader::Status::kLine);
+  parser->Parse(line, &row);
+  EXPECT_EQ(row.features, (Floats{0, 0, 2}));
+  EXPECT_EQ(row.label, Floats{0});
+  EXPECT_EQ(reader.Next(&line), LineReader::Status::kEnd);
 }
 
 }  // namespace

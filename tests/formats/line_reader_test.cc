@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -105,8 +106,8 @@ TEST(LineReader, DropsLinesOverTheLimitAndKeepsGoing) {
   for (size_t chunk : {1, 4, 4096}) {
     LineReader reader(std::make_unique<ChunkedByteReader>(data, chunk), "test", 10);
     const ReadResult result = ReadAll(&reader);
-    EXPECT_EQ(result.lines, (Strings{"short", "<too long>", "ok", "<too long>",
-                                     std::string(10, 'z'), "end"}))
+    EXPECT_EQ(result.lines,
+              (Strings{"short", "<too long>", "ok", "<too long>", std::string(10, 'z'), "end"}))
         << "chunk " << chunk;
     EXPECT_EQ(result.line_numbers, (std::vector<size_t>{1, 2, 3, 4, 5, 6}));
   }
@@ -131,6 +132,10 @@ TEST(LineReader, GrowsItsBufferForLinesUpToTheLimit) {
   b.back() = 'B';
   const Strings lines = Lines(a + "\n" + b + "\r\nc", 100003, 4 << 20);
   EXPECT_EQ(lines, (Strings{a, b, "c"}));
+}
+
+TEST(LineReader, NoLimitWithTheLargestMaximum) {
+  EXPECT_EQ(Lines("a\r\nbb\nccc", 2, SIZE_MAX), (Strings{"a", "bb", "ccc"}));
 }
 
 TEST(LineReader, ManyLinesAcrossBufferBoundaries) {

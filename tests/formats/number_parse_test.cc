@@ -90,9 +90,9 @@ TEST(NumberParse, FastPathStopsAtTheFirstByteOutsideTheNumber) {
 TEST(NumberParse, FastPathReadsEveryShapeOfShortNumberFollowedByMore) {
   // Each shape that fits in 8 bytes, followed by a delimiter and padding so that the 8-byte
   // reads apply; the end returned and the value must match a byte-by-byte reading.
-  for (std::string number : {"0", "1", "9", "10", "0.5", "1.", ".5", "0.0039", "0.502",
-                             "1234567", "123456.", ".123456", "12.3456", "000000", "0.00000",
-                             "-0.25", "+7", "-1234567", "-.5"}) {
+  for (std::string number :
+       {"0", "1", "9", "10", "0.5", "1.", ".5", "0.0039", "0.502", "1234567", "123456.", ".123456",
+        "12.3456", "000000", "0.00000", "-0.25", "+7", "-1234567", "-.5"}) {
     for (std::string delimiter : {",", " ", "]", "x", ".", "e"}) {
       if (delimiter == "." && number.find('.') == std::string::npos) continue;  // "0.9999..."
       const std::string row = number + delimiter + "99999999";
@@ -134,10 +134,10 @@ TEST(NumberParse, FallbackParsesExponentsAndLongMantissas) {
 }
 
 TEST(NumberParse, OutOfRangeBecomesInfinityOrZeroAsStrtofGivesIt) {
-  for (std::string text : {std::string("1e39"), std::string("-1e39"), std::string("1e400"),
-                           std::string("1e-50"), std::string("-1e-50"), std::string("7e-46"),
-                           std::string("1e-400"), std::string(50, '9'),
-                           "0." + std::string(400, '0') + "1"}) {
+  for (std::string text :
+       {std::string("1e39"), std::string("-1e39"), std::string("1e400"), std::string("1e-50"),
+        std::string("-1e-50"), std::string("7e-46"), std::string("1e-400"), std::string(50, '9'),
+        "0." + std::string(400, '0') + "1"}) {
     EXPECT_EQ(Bits(Parse(text)), Bits(Strtof(text))) << text;
   }
 }
@@ -161,9 +161,10 @@ TEST(NumberParse, KeepsTheSignOfZero) {
 }
 
 TEST(NumberParse, RejectsTextThatIsNotExactlyOneNumber) {
-  for (std::string text : {"", " ", "+", "-", ".", "-.", "+-1", "--1", "++1", "1.2.3", "abc",
-                           "1e", "1e+", "e5", "0x10", " 1", "1 ", "1,", "nan(1)", "infin",
-                           "infinityy", "1f", "1.5.", "+inf5", "- 1"}) {
+  for (std::string text :
+       {"",       " ",     "+",         "-",   ".",    "-.",    "+-1", "--1", "++1",
+        "1.2.3",  "abc",   "1e",        "1e+", "e5",   "0x10",  " 1",  "1 ",  "1,",
+        "nan(1)", "infin", "infinityy", "1f",  "1.5.", "+inf5", "- 1"}) {
     float v = 7.0f;
     EXPECT_FALSE(ParseFloat(text, &v)) << '"' << text << '"';
     EXPECT_EQ(v, 7.0f) << text;

@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "formats/error.h"
+#include "formats/line_reader.h"
 #include "formats/row_parser.h"
 
 namespace sparktorch {
@@ -181,10 +183,8 @@ TEST(VectorParser, Errors) {
 
 TEST(VectorParser, SparseErrors) {
   const RowFormat format = Vector(4);
-  EXPECT_EQ(ErrorOf(format, "1,(4,[3,1],[1,2])"),
-            "9: index 1 after 3: indices must be ascending");
-  EXPECT_EQ(ErrorOf(format, "1,(4,[1,1],[1,2])"),
-            "9: index 1 after 1: indices must be ascending");
+  EXPECT_EQ(ErrorOf(format, "1,(4,[3,1],[1,2])"), "9: index 1 after 3: indices must be ascending");
+  EXPECT_EQ(ErrorOf(format, "1,(4,[1,1],[1,2])"), "9: index 1 after 1: indices must be ascending");
   EXPECT_EQ(ErrorOf(format, "1,(4,[0,4],[1,2])"), "9: index 4 out of range 0..3");
   EXPECT_EQ(ErrorOf(format, "1,(4,[0,1.5],[1,2])"), "9: expected an index, got \"1.5\"");
   EXPECT_EQ(ErrorOf(format, "1,(4,[0,-1],[1,2])"), "9: expected an index, got \"-1\"");
@@ -199,10 +199,24 @@ TEST(VectorParser, SparseErrors) {
             "4: expected a vector size from 1 to 268435456, got 0");
   EXPECT_EQ(ErrorOf(Vector(), "1,(99999999999,[],[])"),
             "4: expected a vector size from 1 to 268435456, got 99999999999");
-  EXPECT_EQ(ErrorOf(format, "(1,[0],[1])"),
-            "0: expected a label and a vector, got only a vector");
+  EXPECT_EQ(ErrorOf(format, "(1,[0],[1])"), "0: expected a label and a vector, got only a vector");
   EXPECT_EQ(ErrorOf(format, "(1.0 2.0)"),
             "6: expected a vector ([...] or (size,[...],[...])), got \"2.0)\"");
+}
+
+TEST(VectorParser, CrlfLinesThroughTheLineReader) {
+  LineReader reader(std::make_unique<StringByteReader>("1.0,[0.5,1.0]\r\n(0.0,[2.0,3.0])\r\n"),
+                    "test", 1000);
+  auto parser = MakeRowParser(Vector());
+  Row row;
+  std::string_view line;
+  ASSERT_EQ(reader.Next(&line), LineReader::Status::kLine);
+  parser->Parse(line, &row);
+  ASSERT_EQ(reader.Next(&line), LineReader::Status::kLine);
+  parser->Parse(line, &row);
+  EXPECT_EQ(row.features, (Floats{2, 3}));
+  EXPECT_EQ(row.label, Floats{0});
+  EXPECT_EQ(reader.Next(&line), LineReader::Status::kEnd);
 }
 
 }  // namespace
