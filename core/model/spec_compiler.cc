@@ -10,10 +10,18 @@ namespace {
 
 using nlohmann::json;
 
-// LibTorch's messages run over many lines, with a C++ backtrace; the first line says it.
-std::string FirstLine(const std::string& message) {
-  std::string line = message.substr(0, message.find('\n'));
-  return line.empty() ? message : line;
+// What LibTorch says went wrong, in one line. Its own errors (c10::Error) say it on the first
+// line, before a backtrace; the TorchScript interpreter's put a traceback first and the error
+// ("RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x10 and 100x10)") last.
+std::string TorchComplaint(const std::exception& e) {
+  if (auto* c10_error = dynamic_cast<const c10::Error*>(&e)) {
+    std::string message = c10_error->what_without_backtrace();
+    return message.substr(0, message.find('\n'));
+  }
+  std::string message = e.what();
+  while (!message.empty() && message.back() == '\n') message.pop_back();
+  size_t start = message.rfind('\n');
+  return start == std::string::npos ? message : message.substr(start + 1);
 }
 
 std::string ShapeText(const std::vector<int64_t>& shape) {
@@ -64,10 +72,10 @@ std::vector<int64_t> ProbeOutputShape(torch::jit::Module& module,
   torch::jit::IValue out;
   try {
     out = module.forward({torch::zeros(BatchShape(input_shape))});
-  } catch (const c10::Error& e) {
+  } catch (const std::exception& e) {
     module.train(was_training);
     throw SpecError("the model does not take rows of shape " + ShapeText(input_shape) + ": " +
-                    FirstLine(e.what_without_backtrace()));
+                    TorchComplaint(e));
   }
   module.train(was_training);
   if (!out.isTensor()) {
@@ -114,12 +122,12 @@ CompiledSpec CompileSpec(const json& spec, std::vector<int64_t> input_shape,
     layer.eval();
     try {
       probe = layer.forward({probe}).toTensor();
-    } catch (const c10::Error& e) {
+    } catch (const std::exception& e) {
       std::string type = layers[i].is_string() ? layers[i].get<std::string>()
                                                : layers[i].value("type", "");
       throw SpecError("layer " + std::to_string(i) + " (" + type + "): does not fit its input " +
                       "of shape [" + ShapeText(probe.sizes().vec()) + "]: " +
-                      FirstLine(e.what_without_backtrace()));
+                      TorchComplaint(e));
     }
     layer.train();
     root.register_module(std::to_string(i), layer);
