@@ -1,5 +1,6 @@
 #include "core/device.h"
 
+#include <dlfcn.h>
 #include <malloc.h>
 
 #include <cstdlib>
@@ -42,7 +43,18 @@ void ConfigureCpu(int threads) {
   // Thresholds above the largest activation buffers of ordinary batches.
   mallopt(M_MMAP_THRESHOLD, 256 << 20);
   mallopt(M_TRIM_THRESHOLD, 512 << 20);
-  at::set_num_threads(threads < 1 ? 1 : threads);
+  threads = threads < 1 ? 1 : threads;
+  at::set_num_threads(threads);
+  // Debian's LibTorch calls the system BLAS, and does not pass its thread count on: OpenBLAS
+  // would start a thread per core in every process (measured 1.3-1.8x slower with 2 ranks on 2
+  // cores). Found at run time, since the system BLAS may be another library.
+  using SetThreads = void (*)(int);
+  for (const char* name : {"openblas_set_num_threads", "goto_set_num_threads"}) {
+    if (auto set = reinterpret_cast<SetThreads>(dlsym(RTLD_DEFAULT, name))) {
+      set(threads);
+      break;
+    }
+  }
   try {
     at::set_num_interop_threads(1);
   } catch (const c10::Error&) {

@@ -119,10 +119,10 @@ Module BatchNorm(SpecFields& f, const std::shared_ptr<torch::jit::CompilationUni
     m.register_parameter("bias", torch::zeros({n}), false);
   }
   std::string weights = affine ? "self.weight, self.bias" : "None, None";
-  std::string want = dims == 1 ? "x.dim() != 2 and x.dim() != 3" : "x.dim() != 4";
-  std::string check = "  if " + want + ":\n    raise ValueError(\"batch_norm" +
-                      std::to_string(dims) + "d expects a " +
-                      (dims == 1 ? "2-D or 3-D" : "4-D") + " input\")\n";
+  // An assert: the C++ TorchScript compiler knows no exception classes to raise.
+  std::string want = dims == 1 ? "x.dim() == 2 or x.dim() == 3" : "x.dim() == 4";
+  std::string check = "  assert " + want + ", \"batch_norm" + std::to_string(dims) +
+                      "d expects a " + (dims == 1 ? "2-D or 3-D" : "4-D") + " input\"\n";
   if (track) {
     m.register_buffer("running_mean", torch::zeros({n}));
     m.register_buffer("running_var", torch::ones({n}));

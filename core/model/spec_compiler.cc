@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "core/model/layers.h"
+#include "core/model/spec_fields.h"
 #include "formats/error.h"
 
 namespace sparktorch {
@@ -53,9 +54,10 @@ std::vector<int64_t> ChooseInputShape(const json& spec, const json& layers,
     return input_shape;
   }
   const json& first = layers.at(0);
-  if (first.is_object() && first.value("type", "") == "linear" &&
-      first.contains("in_features") && first["in_features"].is_number_integer()) {
-    return {first["in_features"].get<int64_t>()};
+  if (first.is_object() && first.value("type", "") == "linear") {
+    // Read as the layer itself will, so a typo is reported as the layer's, not as a missing shape.
+    SpecFields fields(first, "layer 0 (linear)");
+    return {fields.PositiveInt("in_features")};
   }
   if (num_features > 0) return {num_features};
   throw SpecError(
@@ -125,8 +127,10 @@ CompiledSpec CompileSpec(const json& spec, std::vector<int64_t> input_shape,
     } catch (const std::exception& e) {
       std::string type = layers[i].is_string() ? layers[i].get<std::string>()
                                                : layers[i].value("type", "");
+      auto row_shape = probe.sizes().vec();
+      row_shape.erase(row_shape.begin());  // the probe's batch of 2
       throw SpecError("layer " + std::to_string(i) + " (" + type + "): does not fit its input " +
-                      "of shape [" + ShapeText(probe.sizes().vec()) + "]: " +
+                      "of shape [" + ShapeText(row_shape) + "]: " +
                       TorchComplaint(e));
     }
     layer.train();
