@@ -65,7 +65,7 @@ ModelPlan PlanModel(const TrainJobOptions& options, c10::Device device) {
   if (EndsWith(options.model_path, ".json")) {
     plan.source = "spec";
     plan.spec = ReadJsonFile(options.model_path);
-    if (!plan.spec.is_object()) throw SpecError(options.model_path + ": expected a JSON object");
+    CheckSpec(plan.spec);
     config = plan.spec;
   } else {
     ModelFile file = ReadModelFile(options.model_path, device);
@@ -195,9 +195,8 @@ void RunTrainJob(const TrainJobOptions& options, std::FILE* out) {
     throw UsageError("--validation-pct must be a fraction in [0, 1), got " +
                      std::to_string(options.validation_fraction));
   }
-  torch::manual_seed(options.train.seed);
-
   ModelPlan plan = PlanModel(options, device);
+  torch::manual_seed(options.train.seed);  // after PlanModel, whose spec check draws weights
   const Loss loss = Loss::FromSpec(plan.loss_spec);
   const json optimizer_spec = CompleteOptimizerSpec(plan.optimizer_spec);
   const bool no_label = options.rows.format.label == LabelPresence::kNone;

@@ -33,6 +33,11 @@ struct CompiledSpec {
 CompiledSpec CompileSpec(const nlohmann::json& spec, std::vector<int64_t> input_shape,
                          int64_t num_features);
 
+// Checks a spec's structure and every layer's fields without knowing the input shape, so that a
+// mistake is reported before any row is read. Throws SpecError as CompileSpec does. Draws from
+// LibTorch's global generator (layers are built and dropped): seed after calling it.
+void CheckSpec(const nlohmann::json& spec);
+
 // Runs `module` on a zero batch of two rows of `input_shape` in evaluation mode and returns the
 // per-row output shape. Throws SpecError with LibTorch's first line of complaint when the module
 // does not take that shape or returns something other than one tensor.
