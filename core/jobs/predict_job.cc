@@ -103,6 +103,16 @@ void RunPredictJob(const PredictJobOptions& options, std::FILE* out) {
     if (batch_rows > 0) {
       if (!predictor) {
         if (input_shape.empty()) input_shape = {width};
+        try {
+          ProbeOutputShape(model.module, input_shape);
+        } catch (const SpecError& e) {
+          throw UsageError(
+              options.model_path + ": " + e.what() +
+              (model.manifest ? std::string()
+                              : " (a model without a sparktorch manifest reads every column as a "
+                                "feature: give --num-features or --input-shape so that a label "
+                                "column is recognised)"));
+        }
         predictor.emplace(model.module, device, input_shape, kind, loss);
       }
       torch::Tensor batch = torch::from_blob(features.data(), {batch_rows, width}, torch::kFloat32);

@@ -192,8 +192,9 @@ void RunTrainJob(const TrainJobOptions& options, std::FILE* out) {
   const auto started = std::chrono::steady_clock::now();
   const c10::Device device = ResolveDevice(options.device);
   if (options.validation_fraction < 0 || options.validation_fraction >= 1) {
-    throw UsageError("--validation-pct must be a fraction in [0, 1), got " +
-                     std::to_string(options.validation_fraction));
+    char shown[32];
+    std::snprintf(shown, sizeof shown, "%g", options.validation_fraction);
+    throw UsageError(std::string("--validation-pct must be a fraction in [0, 1), got ") + shown);
   }
   ModelPlan plan = PlanModel(options, device);
   torch::manual_seed(options.train.seed);  // after PlanModel, whose spec check draws weights
@@ -279,14 +280,14 @@ void RunTrainJob(const TrainJobOptions& options, std::FILE* out) {
     metrics.open(options.metrics_path, std::ios::trunc);
     if (!metrics) throw UsageError("--metrics " + options.metrics_path + ": cannot write this file");
   }
-  spdlog::info("training {} parameters for {} epochs on {} rows ({} for validation), batch {}, {} "
+  spdlog::info("training {} parameters for {} epoch{} on {} rows ({} for validation), batch {}, {} "
                "with {}, loss {}",
                [&] {
                  int64_t n = 0;
                  for (const auto& p : params) n += p.numel();
                  return n;
                }(),
-               options.train.epochs, train.rows(), held_out,
+               options.train.epochs, options.train.epochs == 1 ? "" : "s", train.rows(), held_out,
                options.train.batch_size <= 0 ? std::string("whole partition")
                                              : std::to_string(options.train.batch_size),
                device.str(), optimizer_spec.dump(), loss.name());

@@ -85,7 +85,13 @@ void RunUnpackJob(const UnpackJobOptions& options) {
   if (predictions) Close(std::move(predictions), options.predictions_path);
   if (summaries) Close(std::move(summaries), options.summary_path);
   if (!options.model_path.empty()) {
-    if (!model) throw ModelError("the records hold no model (train wrote it with --output?)");
+    if (!model) {
+      std::string names;
+      for (const std::string& path : ExpandInputs(options.inputs)) {
+        names += (names.empty() ? "" : ", ") + InputDisplayName(path);
+      }
+      throw ModelError(names + ": the records hold no model (did train write it with --output?)");
+    }
     File f = OpenForWriting(options.model_path, "model");
     std::fwrite(model->data(), 1, model->size(), f.get());
     Close(std::move(f), options.model_path);

@@ -36,9 +36,17 @@ void SpecFields::Fail(const std::string& key, const std::string& what) const {
   throw SpecError(context_ + ": \"" + key + "\" " + what);
 }
 
+void SpecFields::Missing(const std::string& key, const std::string& what) const {
+  std::string unread;
+  for (auto it = object_.begin(); it != object_.end(); ++it) {
+    if (read_.count(it.key()) == 0) unread += (unread.empty() ? "" : ", ") + it.key();
+  }
+  Fail(key, "is required (" + what + ")" + (unread.empty() ? "" : "; unread fields: " + unread));
+}
+
 int64_t SpecFields::PositiveInt(const char* key) {
   const json* v = Find(key);
-  if (!v) Fail(key, "is required (a positive integer)");
+  if (!v) Missing(key, "a positive integer");
   if (!v->is_number_integer() || v->get<int64_t>() < 1) {
     Fail(key, "must be a positive integer, got " + Shown(*v));
   }
@@ -101,7 +109,7 @@ std::vector<int64_t> SpecFields::IntOrList(const char* key, size_t dims, int64_t
   std::string want = "must be an integer >= " + std::to_string(min_value) + " or a list of " +
                      std::to_string(dims) + " such integers, got ";
   if (!v) {
-    if (fallback.empty()) Fail(key, "is required");
+    if (fallback.empty()) Missing(key, "an integer or a list of " + std::to_string(dims));
     return fallback;
   }
   if (v->is_number_integer()) {
@@ -119,7 +127,7 @@ std::vector<int64_t> SpecFields::IntOrList(const char* key, size_t dims, int64_t
 
 std::vector<int64_t> SpecFields::PositiveList(const char* key) {
   const json* v = Find(key);
-  if (!v) Fail(key, "is required (a list of positive integers)");
+  if (!v) Missing(key, "a list of positive integers");
   if (v->is_number_integer() && v->get<int64_t>() > 0) return {v->get<int64_t>()};
   if (!v->is_array() || v->empty()) Fail(key, "must be a list of positive integers, got " + Shown(*v));
   std::vector<int64_t> out;

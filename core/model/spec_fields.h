@@ -45,6 +45,9 @@ class SpecFields {
   [[noreturn]] void Fail(const std::string& key, const std::string& what) const;
 
  private:
+  // A required field is absent: says so, and names the fields not yet read, where a misspelt
+  // one is likely to be ("; unread fields: in_feature").
+  [[noreturn]] void Missing(const std::string& key, const std::string& what) const;
   const nlohmann::json* Find(const char* key);
 
   const nlohmann::json& object_;

@@ -31,6 +31,15 @@ Examples MakeExamples(const Dataset& data, const Loss& loss, const std::vector<i
                       const std::vector<int64_t>& output_shape, bool target_is_input) {
   const int64_t rows = data.rows();
   const int64_t features = data.features.size(1);
+  if (rows == 0) {
+    // An empty partition: no examples, of the right shapes, so that it can take empty steps.
+    Examples empty;
+    empty.inputs = torch::empty(WithRows(0, input_shape));
+    empty.targets = loss.takes_class_index() && !target_is_input
+                        ? torch::empty({0}, torch::kLong)
+                        : torch::empty(WithRows(0, output_shape));
+    return empty;
+  }
   if (Product(input_shape) != features) {
     throw UsageError("the model takes rows of shape " + ShapeText(input_shape) + " (" +
                      std::to_string(Product(input_shape)) + " values), but rows have " +
@@ -53,8 +62,17 @@ Examples MakeExamples(const Dataset& data, const Loss& loss, const std::vector<i
     return ex;
   }
   if (loss.takes_class_index()) {
+    if (data.labels.size(1) != 1) {
+      throw UsageError(loss.name() + " takes one class index per row as the label, but rows have " +
+                       std::to_string(data.labels.size(1)) + " label values");
+    }
     ex.targets = data.labels.select(1, 0).to(torch::kLong);
   } else {
+    if (data.labels.size(1) != Product(output_shape)) {
+      throw UsageError("the model outputs " + std::to_string(Product(output_shape)) +
+                       " values per row, but rows have " + std::to_string(data.labels.size(1)) +
+                       " label values (--label-col N:M for a vector label)");
+    }
     ex.targets = data.labels.reshape(WithRows(rows, output_shape));
   }
   return ex;

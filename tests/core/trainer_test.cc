@@ -1,1 +1,527 @@
-// placeholder
+#include "core/train/trainer.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "core/data/dataset.h"
+#include "core/dist/communicator.h"
+#include "core/model/spec_compiler.h"
+#include "core/train/examples.h"
+#include "core/train/loss.h"
+#include "core/train/optimizer.h"
+#include "core/train/predictor.h"
+#include "formats/error.h"
+
+namespace sparktorch {
+namespace {
+
+using nlohmann::json;
+
+std::string OptimizerErrorOf(const json& spec) {
+  try {
+    CompleteOptimizerSpec(spec);
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::string LossErrorOf(const json& spec) {
+  try {
+    Loss::FromSpec(spec);
+  } catch (const SpecError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+// ---- Optimizer specs ----
+
+TEST(CompleteOptimizerSpec, NameAloneGetsTorchOptimDefaults) {
+  EXPECT_EQ(CompleteOptimizerSpec("adam"),
+            json::parse(R"({"type": "adam", "lr": 0.001, "betas": [0.9, 0.999], "eps": 1e-8,
+                            "weight_decay": 0.0, "amsgrad": false})"));
+  EXPECT_EQ(CompleteOptimizerSpec("sgd"),
+            json::parse(R"({"type": "sgd", "lr": 0.01, "momentum": 0.0, "dampening": 0.0,
+                            "weight_decay": 0.0, "nesterov": false})"));
+  EXPECT_EQ(CompleteOptimizerSpec(json::parse(R"({"type": "adamw"})")),
+            json::parse(R"({"type": "adamw", "lr": 0.001, "betas": [0.9, 0.999], "eps": 1e-8,
+                            "weight_decay": 0.01, "amsgrad": false})"));
+  EXPECT_EQ(CompleteOptimizerSpec("rmsprop"),
+            json::parse(R"({"type": "rmsprop", "lr": 0.01, "alpha": 0.99, "eps": 1e-8,
+                            "weight_decay": 0.0, "momentum": 0.0, "centered": false})"));
+  EXPECT_EQ(CompleteOptimizerSpec("adagrad"),
+            json::parse(R"({"type": "adagrad", "lr": 0.01, "lr_decay": 0.0, "weight_decay": 0.0,
+                            "initial_accumulator_value": 0.0, "eps": 1e-10})"));
+}
+
+TEST(CompleteOptimizerSpec, KeepsGivenOptions) {
+  json out = CompleteOptimizerSpec(
+      json::parse(R"({"type": "sgd", "lr": 0.5, "momentum": 0.9, "nesterov": true})"));
+  EXPECT_EQ(out, json::parse(R"({"type": "sgd", "lr": 0.5, "momentum": 0.9, "dampening": 0.0,
+                                 "weight_decay": 0.0, "nesterov": true})"));
+  // A completed spec completes to itself.
+  EXPECT_EQ(CompleteOptimizerSpec(out), out);
+}
+
+TEST(CompleteOptimizerSpec, RefusesUnknownType) {
+  EXPECT_EQ(OptimizerErrorOf("adamm"),
+            "optimizer: unknown type \"adamm\"; known: sgd, adam, adamw, rmsprop, adagrad");
+}
+
+TEST(CompleteOptimizerSpec, RefusesUnknownField) {
+  EXPECT_EQ(OptimizerErrorOf(json::parse(R"({"type": "adam", "learning_rate": 0.1})")),
+            "optimizer (adam): unknown field \"learning_rate\"");
+}
+
+TEST(CompleteOptimizerSpec, RefusesBadValues) {
+  EXPECT_EQ(OptimizerErrorOf(json::parse(R"({"type": "sgd", "lr": -1})")),
+            "optimizer (sgd): \"lr\" must be a number >= 0.0, got -1");
+  EXPECT_EQ(OptimizerErrorOf(json::parse(R"({"type": "sgd", "lr": "fast"})")),
+            "optimizer (sgd): \"lr\" must be a number, got \"fast\"");
+  EXPECT_EQ(OptimizerErrorOf(json::parse(R"({"type": "adam", "betas": [0.9]})")),
+            "optimizer (adam): \"betas\" must be a list of 2 numbers in [0.0, 1.0), got [0.9]");
+  EXPECT_EQ(OptimizerErrorOf(json::parse(R"({"type": "adam", "betas": [0.9, 1.0]})")),
+            "optimizer (adam): \"betas\" must be a list of 2 numbers in [0.0, 1.0), got "
+            "[0.9,1.0]");
+  EXPECT_EQ(OptimizerErrorOf(json::parse(R"({"type": "sgd", "nesterov": true})")),
+            "optimizer (sgd): \"nesterov\" needs a momentum above 0 and zero dampening");
+  EXPECT_EQ(OptimizerErrorOf(json::parse(R"({"lr": 0.1})")),
+            "optimizer: \"type\" is required (a string)");
+  EXPECT_EQ(OptimizerErrorOf(json(3)),
+            "optimizer: expected a name or an object with a \"type\", got 3");
+}
+
+TEST(MakeOptimizer, BuildsTheOptimizerWithTheSpecsOptions) {
+  torch::Tensor p = torch::zeros({2}, torch::requires_grad());
+  auto opt = MakeOptimizer(CompleteOptimizerSpec(json::parse(R"({"type": "sgd", "lr": 0.5})")),
+                           {p});
+  p.mutable_grad() = torch::tensor({1.0f, -2.0f});
+  opt->step();
+  EXPECT_TRUE(torch::equal(p.detach(), torch::tensor({-0.5f, 1.0f})));
+}
+
+// ---- Losses ----
+
+TEST(Loss, FromSpecAcceptsNameOrObjectAndSpellsOutOptions) {
+  EXPECT_EQ(Loss::FromSpec("cross_entropy").ToJson(),
+            json::parse(R"({"type": "cross_entropy", "label_smoothing": 0.0})"));
+  EXPECT_EQ(Loss::FromSpec(json::parse(R"({"type": "smooth_l1", "beta": 0.5})")).ToJson(),
+            json::parse(R"({"type": "smooth_l1", "beta": 0.5})"));
+  EXPECT_EQ(Loss::FromSpec("mse").ToJson(), json::parse(R"({"type": "mse"})"));
+  EXPECT_TRUE(Loss::FromSpec("nll").takes_class_index());
+  EXPECT_FALSE(Loss::FromSpec("bce").takes_class_index());
+}
+
+TEST(Loss, FromSpecRefusesUnknownTypeFieldAndValue) {
+  EXPECT_EQ(LossErrorOf("crossentropy"),
+            "loss: unknown type \"crossentropy\"; known: cross_entropy, nll, mse, l1, smooth_l1, "
+            "bce, bce_with_logits");
+  EXPECT_EQ(LossErrorOf(json::parse(R"({"type": "mse", "reduction": "sum"})")),
+            "loss (mse): unknown field \"reduction\"");
+  EXPECT_EQ(LossErrorOf(json::parse(R"({"type": "cross_entropy", "label_smoothing": 2})")),
+            "loss (cross_entropy): \"label_smoothing\" must be a number [0.0, 1.0], got 2");
+  EXPECT_EQ(LossErrorOf(json(7)), "loss: expected a name or an object with a \"type\", got 7");
+}
+
+TEST(Loss, ComputesTorchsLosses) {
+  torch::Tensor out = torch::tensor({{2.0f, 0.0f, -1.0f}, {0.5f, 0.5f, 3.0f}});
+  torch::Tensor cls = torch::tensor({0, 2}, torch::kLong);
+  // cross_entropy by hand: mean of -log softmax at the target.
+  double want = -(torch::log_softmax(out, 1)[0][0] + torch::log_softmax(out, 1)[1][2]).item<double>() / 2;
+  EXPECT_NEAR(Loss::FromSpec("cross_entropy").Compute(out, cls).item<double>(), want, 1e-6);
+  torch::Tensor target = torch::tensor({{1.0f, 0.0f, 0.0f}, {0.5f, 0.5f, 1.0f}});
+  // mse: (1 + 0 + 1 + 0 + 0 + 4) / 6.
+  EXPECT_NEAR(Loss::FromSpec("mse").Compute(out, target).item<double>(), 1.0, 1e-6);
+  // l1: (1 + 0 + 1 + 0 + 0 + 2) / 6.
+  EXPECT_NEAR(Loss::FromSpec("l1").Compute(out, target).item<double>(), 4.0 / 6, 1e-6);
+}
+
+TEST(Loss, CheckLabelAcceptsGoodLabels) {
+  EXPECT_EQ(Loss::FromSpec("cross_entropy").CheckLabel({9}, {10}), "");
+  EXPECT_EQ(Loss::FromSpec("nll").CheckLabel({0}, {10}), "");
+  EXPECT_EQ(Loss::FromSpec("mse").CheckLabel({1, 2, 3}, {3}), "");
+  EXPECT_EQ(Loss::FromSpec("bce").CheckLabel({0, 1}, {2}), "");
+}
+
+TEST(Loss, CheckLabelRefusesClassOutOfRange) {
+  EXPECT_EQ(Loss::FromSpec("cross_entropy").CheckLabel({10}, {10}),
+            "label 10 is not a class index 0..9 (cross_entropy over 10 outputs)");
+  EXPECT_EQ(Loss::FromSpec("nll").CheckLabel({-1}, {3}),
+            "label -1 is not a class index 0..2 (nll over 3 outputs)");
+}
+
+TEST(Loss, CheckLabelRefusesNonIntegerClass) {
+  EXPECT_EQ(Loss::FromSpec("cross_entropy").CheckLabel({2.5f}, {10}),
+            "label 2.5 is not a class index 0..9 (cross_entropy over 10 outputs)");
+  EXPECT_EQ(Loss::FromSpec("cross_entropy").CheckLabel({NAN}, {10}),
+            "label nan is not a class index 0..9 (cross_entropy over 10 outputs)");
+}
+
+TEST(Loss, CheckLabelRefusesWrongLabelWidth) {
+  EXPECT_EQ(Loss::FromSpec("cross_entropy").CheckLabel({1, 2}, {10}),
+            "expected one class index as the label for cross_entropy, got 2 values");
+  EXPECT_EQ(Loss::FromSpec("mse").CheckLabel({1, 2}, {3}),
+            "expected a label of 3 values (the model's outputs per row), got 2");
+  EXPECT_EQ(Loss::FromSpec("mse").CheckLabel({1, 2}, {1}),
+            "expected a label of 1 value (the model's outputs per row), got 2");
+}
+
+TEST(Loss, CheckLabelRefusesBceTargetOutsideZeroOne) {
+  EXPECT_EQ(Loss::FromSpec("bce").CheckLabel({0, 1.5f}, {2}),
+            "label value 1.5 is outside [0, 1] (bce)");
+  EXPECT_EQ(Loss::FromSpec("bce_with_logits").CheckLabel({-0.25f}, {1}),
+            "label value -0.25 is outside [0, 1] (bce_with_logits)");
+}
+
+// ---- Examples ----
+
+Dataset MakeData(torch::Tensor features, torch::Tensor labels) {
+  Dataset d;
+  d.features = std::move(features);
+  d.labels = std::move(labels);
+  return d;
+}
+
+std::string UsageErrorOfExamples(const Dataset& data, const std::string& loss,
+                                 const std::vector<int64_t>& input_shape,
+                                 const std::vector<int64_t>& output_shape, bool target_is_input) {
+  try {
+    MakeExamples(data, Loss::FromSpec(loss), input_shape, output_shape, target_is_input);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(MakeExamples, ShapesInputsAndClassTargets) {
+  Dataset data = MakeData(torch::arange(8, torch::kFloat32).reshape({2, 4}),
+                          torch::tensor({{3.0f}, {1.0f}}));
+  Examples ex = MakeExamples(data, Loss::FromSpec("cross_entropy"), {1, 2, 2}, {5}, false);
+  EXPECT_EQ(ex.inputs.sizes().vec(), (std::vector<int64_t>{2, 1, 2, 2}));
+  EXPECT_EQ(ex.targets.scalar_type(), torch::kLong);
+  EXPECT_TRUE(torch::equal(ex.targets, torch::tensor({3, 1}, torch::kLong)));
+  EXPECT_EQ(ex.rows(), 2);
+}
+
+TEST(MakeExamples, ShapesVectorTargetsAndAutoencoderTargets) {
+  Dataset data = MakeData(torch::arange(8, torch::kFloat32).reshape({2, 4}),
+                          torch::arange(4, torch::kFloat32).reshape({2, 2}));
+  Examples ex = MakeExamples(data, Loss::FromSpec("mse"), {4}, {1, 2}, false);
+  EXPECT_TRUE(torch::equal(ex.targets, torch::arange(4, torch::kFloat32).reshape({2, 1, 2})));
+  Examples ae = MakeExamples(data, Loss::FromSpec("mse"), {4}, {2, 2}, true);
+  EXPECT_TRUE(torch::equal(ae.targets, data.features.reshape({2, 2, 2})));
+}
+
+TEST(MakeExamples, RefusesInputShapeThatDoesNotHoldTheFeatures) {
+  Dataset data = MakeData(torch::zeros({2, 780}), torch::zeros({2, 1}));
+  EXPECT_EQ(UsageErrorOfExamples(data, "cross_entropy", {1, 28, 28}, {10}, false),
+            "the model takes rows of shape 1,28,28 (784 values), but rows have 780 features");
+}
+
+TEST(MakeExamples, RefusesAutoencoderWithClassLossOrWrongOutputSize) {
+  Dataset data = MakeData(torch::zeros({2, 4}), torch::zeros({2, 0}));
+  EXPECT_EQ(UsageErrorOfExamples(data, "cross_entropy", {4}, {4}, true),
+            "rows without labels train an autoencoder, which needs a loss that compares outputs "
+            "with inputs (mse, l1, smooth_l1, bce, bce_with_logits), not cross_entropy");
+  EXPECT_EQ(UsageErrorOfExamples(data, "mse", {4}, {3}, true),
+            "rows without labels make the input the target, but the model outputs 3 values per "
+            "row for 4 features");
+}
+
+// ---- Trainer ----
+
+const char* kLogisticSpec = R"({"layers": [{"type": "linear", "in_features": 2,
+                                            "out_features": 2}]})";
+
+// Two well separated classes in the plane: class 1 when x + y > 0, with a margin.
+Examples SeparableExamples(int64_t rows, uint64_t seed) {
+  torch::Generator gen = at::detail::createCPUGenerator(seed);
+  torch::Tensor x = torch::rand({rows, 2}, gen) * 4 - 2;
+  torch::Tensor s = x.sum(1);
+  torch::Tensor keep = s.abs() > 0.5;
+  x = x.index({keep});
+  Examples ex;
+  ex.inputs = x;
+  ex.targets = (x.sum(1) > 0).to(torch::kLong);
+  return ex;
+}
+
+std::vector<torch::Tensor> Params(const torch::jit::Module& m) {
+  std::vector<torch::Tensor> out;
+  for (const torch::Tensor& p : m.parameters()) out.push_back(p);
+  return out;
+}
+
+struct TrainRun {
+  TrainResult result;
+  torch::jit::Module module;
+};
+
+// Compiles `spec` with `init_seed`, trains it on `train` and returns the result and the module.
+TrainRun Train(const char* spec, const json& optimizer, TrainOptions options, const Examples& train,
+          const Examples& validation = Examples(), uint64_t init_seed = 1,
+          const std::string& loss = "cross_entropy") {
+  torch::manual_seed(init_seed);
+  CompiledSpec c = CompileSpec(json::parse(spec), {}, 0);
+  auto opt = MakeOptimizer(CompleteOptimizerSpec(optimizer), Params(c.module));
+  LocalCommunicator comm;
+  Trainer trainer(c.module, Loss::FromSpec(loss), *opt, comm, torch::kCPU, options);
+  TrainRun run{trainer.Fit(train, validation, [](const EpochStats&) {}), c.module};
+  return run;
+}
+
+TEST(Trainer, LearnsASeparableProblemAndLossDecreases) {
+  Examples train = SeparableExamples(400, 3);
+  TrainOptions options;
+  options.epochs = 20;
+  options.batch_size = 16;
+  TrainRun run = Train(kLogisticSpec, json::parse(R"({"type": "sgd", "lr": 0.5})"), options, train);
+  ASSERT_EQ(run.result.epochs.size(), 20u);
+  EXPECT_FALSE(run.result.stopped_early);
+  const EpochStats& first = run.result.epochs.front();
+  const EpochStats& last = run.result.epochs.back();
+  EXPECT_EQ(first.epoch, 1);
+  EXPECT_EQ(last.epoch, 20);
+  EXPECT_EQ(first.rows, train.rows());
+  EXPECT_EQ(first.steps, (train.rows() + 15) / 16);
+  EXPECT_LT(last.train_loss, first.train_loss / 2);
+  ASSERT_TRUE(last.train_accuracy.has_value());
+  EXPECT_GE(*last.train_accuracy, 0.97);
+  EXPECT_FALSE(last.validation_loss.has_value());
+
+  // The trained module (left in evaluation mode) classifies fresh points.
+  EXPECT_FALSE(run.module.is_training());
+  Examples test = SeparableExamples(200, 99);
+  torch::NoGradGuard no_grad;
+  torch::Tensor predicted = run.module.forward({test.inputs}).toTensor().argmax(1);
+  double accuracy = predicted.eq(test.targets).to(torch::kDouble).mean().item<double>();
+  EXPECT_GE(accuracy, 0.97);
+}
+
+TEST(Trainer, ReportsValidationLossAndAccuracy) {
+  Examples train = SeparableExamples(200, 3);
+  Examples validation = SeparableExamples(100, 4);
+  TrainOptions options;
+  options.epochs = 5;
+  options.batch_size = 8;
+  TrainRun run = Train(kLogisticSpec, json::parse(R"({"type": "adam", "lr": 0.05})"), options, train,
+                  validation);
+  const EpochStats& last = run.result.epochs.back();
+  ASSERT_TRUE(last.validation_loss.has_value());
+  ASSERT_TRUE(last.validation_accuracy.has_value());
+  EXPECT_LT(*last.validation_loss, *run.result.epochs.front().validation_loss);
+  EXPECT_GE(*last.validation_accuracy, 0.95);
+}
+
+TEST(Trainer, StopsEarlyWhenLossStopsImproving) {
+  Examples train = SeparableExamples(100, 3);
+  TrainOptions options;
+  options.epochs = 10;
+  options.batch_size = -1;  // one step over all rows: the same loss every epoch, to the bit
+  options.early_stop_patience = 1;
+  TrainRun run = Train(kLogisticSpec, json::parse(R"({"type": "sgd", "lr": 0.0})"), options, train);
+  ASSERT_EQ(run.result.epochs.size(), 2u);
+  EXPECT_TRUE(run.result.stopped_early);
+  EXPECT_EQ(run.result.epochs[0].train_loss, run.result.epochs[1].train_loss);
+}
+
+TEST(Trainer, DoesNotStopEarlyWithoutPatience) {
+  Examples train = SeparableExamples(100, 3);
+  TrainOptions options;
+  options.epochs = 4;
+  options.batch_size = -1;
+  TrainRun run = Train(kLogisticSpec, json::parse(R"({"type": "sgd", "lr": 0.0})"), options, train);
+  EXPECT_EQ(run.result.epochs.size(), 4u);
+  EXPECT_FALSE(run.result.stopped_early);
+}
+
+TEST(Trainer, BatchSizeMinusOneTakesOneStepPerEpoch) {
+  Examples train = SeparableExamples(300, 3);
+  TrainOptions options;
+  options.epochs = 3;
+  options.batch_size = -1;
+  TrainRun run = Train(kLogisticSpec, json::parse(R"({"type": "sgd", "lr": 0.1})"), options, train);
+  ASSERT_EQ(run.result.epochs.size(), 3u);
+  for (const EpochStats& e : run.result.epochs) {
+    EXPECT_EQ(e.steps, 1);
+    EXPECT_EQ(e.rows, train.rows());
+  }
+}
+
+TEST(Trainer, CallsOnEpochAfterEveryEpoch) {
+  Examples train = SeparableExamples(50, 3);
+  torch::manual_seed(1);
+  CompiledSpec c = CompileSpec(json::parse(kLogisticSpec), {}, 0);
+  auto opt = MakeOptimizer(CompleteOptimizerSpec("sgd"), Params(c.module));
+  LocalCommunicator comm;
+  TrainOptions options;
+  options.epochs = 3;
+  Trainer trainer(c.module, Loss::FromSpec("cross_entropy"), *opt, comm, torch::kCPU, options);
+  std::vector<int> seen;
+  trainer.Fit(train, Examples(), [&](const EpochStats& e) { seen.push_back(e.epoch); });
+  EXPECT_EQ(seen, (std::vector<int>{1, 2, 3}));
+}
+
+TEST(Trainer, SameSeedGivesIdenticalWeightsAfterTraining) {
+  Examples train = SeparableExamples(200, 3);
+  TrainOptions options;
+  options.epochs = 3;
+  options.batch_size = 16;
+  options.seed = 5;
+  json adam = json::parse(R"({"type": "adam", "lr": 0.01})");
+  TrainRun a = Train(kLogisticSpec, adam, options, train);
+  TrainRun b = Train(kLogisticSpec, adam, options, train);
+  options.seed = 6;  // another shuffling order
+  TrainRun c = Train(kLogisticSpec, adam, options, train);
+  std::vector<torch::Tensor> pa = Params(a.module), pb = Params(b.module), pc = Params(c.module);
+  ASSERT_EQ(pa.size(), 2u);
+  for (size_t i = 0; i < pa.size(); ++i) {
+    EXPECT_TRUE(torch::equal(pa[i], pb[i])) << i;
+    EXPECT_FALSE(torch::equal(pa[i], pc[i])) << i;
+  }
+}
+
+TEST(Trainer, EvaluateGivesMeanLossAndAccuracyInEvaluationMode) {
+  torch::manual_seed(1);
+  CompiledSpec c = CompileSpec(json::parse(kLogisticSpec), {}, 0);
+  {
+    torch::NoGradGuard no_grad;
+    for (const auto& p : c.module.named_parameters()) {
+      if (p.name == "0.weight") p.value.copy_(torch::tensor({{-1.0f, -1.0f}, {1.0f, 1.0f}}));
+      if (p.name == "0.bias") p.value.zero_();
+    }
+  }
+  auto opt = MakeOptimizer(CompleteOptimizerSpec("sgd"), Params(c.module));
+  LocalCommunicator comm;
+  Trainer trainer(c.module, Loss::FromSpec("cross_entropy"), *opt, comm, torch::kCPU,
+                  TrainOptions());
+  Examples data;
+  data.inputs = torch::tensor({{1.0f, 0.0f}, {-1.0f, 0.0f}, {0.5f, 0.0f}});
+  data.targets = torch::tensor({1, 0, 0}, torch::kLong);  // the last one is wrong
+  auto [loss, accuracy] = trainer.Evaluate(data);
+  // Logits {-x, x}: per-row loss log(1 + exp(-2x * sign)).
+  double want = (std::log1p(std::exp(-2.0)) + std::log1p(std::exp(-2.0)) +
+                 std::log1p(std::exp(1.0))) / 3;
+  EXPECT_NEAR(loss, want, 1e-6);
+  ASSERT_TRUE(accuracy.has_value());
+  EXPECT_NEAR(*accuracy, 2.0 / 3, 1e-12);
+}
+
+// ---- Predictor ----
+
+// A linear layer 2 -> 3 with weights set by hand.
+torch::jit::Module KnownLinear() {
+  CompiledSpec c = CompileSpec(
+      json::parse(R"({"layers": [{"type": "linear", "in_features": 2, "out_features": 3}]})"), {},
+      0);
+  torch::NoGradGuard no_grad;
+  for (const auto& p : c.module.named_parameters()) {
+    if (p.name == "0.weight") {
+      p.value.copy_(torch::tensor({{1.0f, 0.0f}, {0.0f, 1.0f}, {1.0f, 1.0f}}));
+    }
+    if (p.name == "0.bias") p.value.copy_(torch::tensor({0.0f, 0.5f, -4.0f}));
+  }
+  return c.module;
+}
+
+std::vector<std::string> PredictLines(Predictor& predictor, const torch::Tensor& features) {
+  std::vector<std::string> lines;
+  predictor.Predict(features, [&](int64_t row, std::string_view text) {
+    EXPECT_EQ(row, static_cast<int64_t>(lines.size()));
+    lines.emplace_back(text);
+  });
+  return lines;
+}
+
+// Outputs: row {3, 1} -> {3, 1.5, 0}; row {0, 2} -> {0, 2.5, -2}; row {4, 4} -> {4, 4.5, 4}.
+torch::Tensor KnownRows() { return torch::tensor({{3.0f, 1.0f}, {0.0f, 2.0f}, {4.0f, 4.0f}}); }
+
+TEST(Predictor, ArgmaxGivesTheIndexOfTheLargestOutput) {
+  Predictor predictor(KnownLinear(), torch::kCPU, {2}, PredictionKind::kArgmax, "cross_entropy");
+  EXPECT_EQ(PredictLines(predictor, KnownRows()), (std::vector<std::string>{"0", "1", "1"}));
+}
+
+TEST(Predictor, VectorGivesEveryOutputCommaSeparated) {
+  Predictor predictor(KnownLinear(), torch::kCPU, {2}, PredictionKind::kVector, "mse");
+  EXPECT_EQ(PredictLines(predictor, KnownRows()),
+            (std::vector<std::string>{"3,1.5,0", "0,2.5,-2", "4,4.5,4"}));
+}
+
+TEST(Predictor, ProbabilitiesAreTheSoftmaxAfterCrossEntropy) {
+  Predictor predictor(KnownLinear(), torch::kCPU, {2}, PredictionKind::kProbabilities,
+                      "cross_entropy");
+  torch::Tensor rows = KnownRows();
+  std::vector<std::string> lines = PredictLines(predictor, rows);
+  ASSERT_EQ(lines.size(), 3u);
+  torch::Tensor want = torch::softmax(torch::tensor({{3.0f, 1.5f, 0.0f}, {0.0f, 2.5f, -2.0f},
+                                                     {4.0f, 4.5f, 4.0f}}),
+                                      1);
+  for (int64_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE(lines[i]);
+    std::vector<double> values;
+    size_t start = 0;
+    while (start <= lines[i].size()) {
+      size_t comma = lines[i].find(',', start);
+      if (comma == std::string::npos) comma = lines[i].size();
+      values.push_back(std::stod(lines[i].substr(start, comma - start)));
+      start = comma + 1;
+    }
+    ASSERT_EQ(values.size(), 3u);
+    double sum = 0;
+    for (int64_t j = 0; j < 3; ++j) {
+      EXPECT_NEAR(values[j], want[i][j].item<double>(), 1e-6);
+      sum += values[j];
+    }
+    EXPECT_NEAR(sum, 1.0, 1e-6);
+  }
+  // Row 3: softmax of {4, 4.5, 4}, written as float32 prints shortest.
+  EXPECT_EQ(lines[2], "0.27406862,0.45186275,0.27406862");
+}
+
+TEST(Predictor, ProbabilitiesAreExpAfterNllAndSigmoidAfterBceWithLogits) {
+  torch::Tensor row = torch::tensor({{0.0f, 2.0f}});  // outputs {0, 2.5, -2}
+  Predictor nll(KnownLinear(), torch::kCPU, {2}, PredictionKind::kProbabilities, "nll");
+  EXPECT_EQ(PredictLines(nll, row), (std::vector<std::string>{"1,12.182494,0.13533528"}));
+  Predictor bce(KnownLinear(), torch::kCPU, {2}, PredictionKind::kProbabilities,
+                "bce_with_logits");
+  EXPECT_EQ(PredictLines(bce, row), (std::vector<std::string>{"0.5,0.9241418,0.11920292"}));
+}
+
+TEST(Predictor, RefusesProbabilitiesOfARegression) {
+  try {
+    Predictor predictor(KnownLinear(), torch::kCPU, {2}, PredictionKind::kProbabilities, "mse");
+    FAIL() << "no UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--prediction probabilities needs a classifier; this model was trained with mse "
+              "(use --prediction vector)");
+  }
+}
+
+TEST(Predictor, ReshapesRowsToTheInputShape) {
+  CompiledSpec c = CompileSpec(
+      json::parse(R"({"input_shape": [2, 2], "layers": [{"type": "flatten"}]})"), {}, 0);
+  Predictor predictor(c.module, torch::kCPU, {2, 2}, PredictionKind::kVector, "");
+  EXPECT_EQ(PredictLines(predictor, torch::tensor({{1.0f, 2.0f, 3.0f, 0.25f}})),
+            (std::vector<std::string>{"1,2,3,0.25"}));
+  EXPECT_TRUE(PredictLines(predictor, torch::zeros({0, 4})).empty());
+}
+
+TEST(Predictor, DefaultPredictionFollowsTheLoss) {
+  EXPECT_EQ(DefaultPrediction("cross_entropy"), PredictionKind::kArgmax);
+  EXPECT_EQ(DefaultPrediction("nll"), PredictionKind::kArgmax);
+  EXPECT_EQ(DefaultPrediction("bce"), PredictionKind::kProbabilities);
+  EXPECT_EQ(DefaultPrediction("bce_with_logits"), PredictionKind::kProbabilities);
+  EXPECT_EQ(DefaultPrediction("mse"), PredictionKind::kVector);
+  EXPECT_EQ(ParsePredictionKind("vector"), PredictionKind::kVector);
+  EXPECT_EQ(ParsePredictionKind("probability"), std::nullopt);
+  EXPECT_STREQ(PredictionKindName(PredictionKind::kProbabilities), "probabilities");
+}
+
+}  // namespace
+}  // namespace sparktorch

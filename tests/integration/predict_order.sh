@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# predict writes one line per input row, in input order: permuting the rows permutes the lines;
+# rows with and without a label mix; a skipped bad row leaves an empty line; row ids (csv
+# --id-col, jsonl --id-field, compact ID<TAB>) come back as ID<TAB>VALUE; --prediction
+# vector|probabilities give 10 numbers, probabilities summing to 1.
+source "$(dirname "$0")/lib.sh"
+setup_workdir predict_order
+require_data train2k.csv test2k.csv
+
+run_ok train.txt "$SPARKTORCH" train --model "$REPO/examples/fashion_mnist_mlp.json" \
+  --input "$DATA/train2k.csv" --epochs 1 --output mlp.pt
+head -n 200 "$DATA/test2k.csv" >rows.csv
+run_ok base.txt "$SPARKTORCH" predict --model mlp.pt --input rows.csv
+assert_lines 200 base.txt "one prediction per row"
+assert_ne 1 "$(sort -u base.txt | wc -l)" "distinct predictions (a constant output proves no order)"
+
+check "reversed rows give reversed predictions"
+tac rows.csv >reversed.csv
+run_ok reversed.txt "$SPARKTORCH" predict --model mlp.pt --input reversed.csv
+tac reversed.txt >reversed_back.txt
+assert_same_file base.txt reversed_back.txt "predictions of the reversed rows, reversed"
+
+check "a shuffled order (every 7th row first) gives the same permutation of predictions"
+awk 'NR % 7 == 0' rows.csv >shuffled.csv
+awk 'NR % 7 != 0' rows.csv >>shuffled.csv
+awk 'NR % 7 == 0' base.txt >expected_shuffled.txt
+awk 'NR % 7 != 0' base.txt >>expected_shuffled.txt
+run_ok shuffled.txt "$SPARKTORCH" predict --model mlp.pt --input shuffled.csv
+assert_same_file expected_shuffled.txt shuffled.txt "predictions of the shuffled rows"
+
+check "rows without a label, and labelled and unlabelled rows mixed"
+cut -d, -f2- rows.csv >unlabelled.csv
+run_ok unlabelled.txt "$SPARKTORCH" predict --model mlp.pt --input unlabelled.csv
+assert_same_file base.txt unlabelled.txt "predictions of the unlabelled rows"
+paste -d'\n' <(awk 'NR % 2 == 1' rows.csv) <(awk 'NR % 2 == 0' unlabelled.csv) >mixed.csv
+run_ok mixed.txt "$SPARKTORCH" predict --model mlp.pt --input mixed.csv
+assert_same_file base.txt mixed.txt "predictions of alternately labelled rows"
+
+check "--on-bad-row skip: a bad row gives an empty line, so line N still belongs to row N"
+{ head -n 10 rows.csv; echo "1,2,3"; tail -n +11 rows.csv; } >with_bad.csv
+{ head -n 10 base.txt; echo; tail -n +11 base.txt; } >expected_with_bad.txt
+run_ok with_bad.txt "$SPARKTORCH" predict --model mlp.pt --input with_bad.csv --on-bad-row skip
+assert_same_file expected_with_bad.txt with_bad.txt "predictions with a skipped bad row 11"
+
+# Expected ID<TAB>VALUE lines: ids row-1 ... row-200 beside the base predictions.
+awk '{ printf "row-%d\t%s\n", NR, $0 }' base.txt >expected_ids.txt
+
+check "csv --id-col 0: ID<TAB>VALUE"
+awk '{ printf "row-%d,%s\n", NR, $0 }' rows.csv >ids.csv
+run_ok ids_csv.txt "$SPARKTORCH" predict --model mlp.pt --input ids.csv --id-col 0 --label-col 1
+assert_same_file expected_ids.txt ids_csv.txt "csv predictions with ids"
+
+check "jsonl --id-field id: ID<TAB>VALUE"
+python3 - rows.csv >ids.jsonl <<'PY'
+import json, sys
+for n, line in enumerate(open(sys.argv[1]), 1):
+    v = [float(x) for x in line.split(",")]
+    print(json.dumps({"id": "row-%d" % n, "label": int(v[0]), "features": v[1:]}))
+PY
+run_ok ids_jsonl.txt "$SPARKTORCH" predict --model mlp.pt --input ids.jsonl --format jsonl \
+  --id-field id
+assert_same_file expected_ids.txt ids_jsonl.txt "jsonl predictions with ids"
+
+check "compact ID<TAB>BASE64: ID<TAB>VALUE"
+python3 - rows.csv >ids.compact <<'PY'
+import base64, struct, sys
+for n, line in enumerate(open(sys.argv[1]), 1):
+    v = [float(x) for x in line.split(",")]
+    print("row-%d\t%s" % (n, base64.b64encode(struct.pack("<%df" % len(v), *v)).decode()))
+PY
+run_ok ids_compact.txt "$SPARKTORCH" predict --model mlp.pt --input ids.compact --format compact
+assert_same_file expected_ids.txt ids_compact.txt "compact predictions with ids"
+
+check "--prediction vector: 10 numbers per row whose argmax is the prediction"
+run_ok vector.txt "$SPARKTORCH" predict --model mlp.pt --input rows.csv --prediction vector
+assert_lines 200 vector.txt "vector lines"
+python3 - vector.txt >vector_argmax.txt <<'PY'
+import sys
+for line in open(sys.argv[1]):
+    v = [float(x) for x in line.split(",")]
+    assert len(v) == 10, "expected 10 values, got %d: %s" % (len(v), line)
+    print(v.index(max(v)))
+PY
+assert_same_file base.txt vector_argmax.txt "argmax of the vectors"
+
+check "--prediction probabilities: 10 values in [0, 1] summing to 1 per row"
+run_ok probabilities.txt "$SPARKTORCH" predict --model mlp.pt --input rows.csv \
+  --prediction probabilities
+assert_lines 200 probabilities.txt "probability lines"
+python3 - probabilities.txt >probabilities_argmax.txt <<'PY'
+import sys
+for line in open(sys.argv[1]):
+    p = [float(x) for x in line.split(",")]
+    assert len(p) == 10, "expected 10 values, got %d: %s" % (len(p), line)
+    assert all(0 <= x <= 1 for x in p), "a value outside [0, 1]: %s" % line
+    assert abs(sum(p) - 1) < 1e-4, "probabilities sum to %r: %s" % (sum(p), line)
+    print(p.index(max(p)))
+PY
+assert_same_file base.txt probabilities_argmax.txt "argmax of the probabilities"
