@@ -12,11 +12,10 @@
 #include "formats/error.h"
 #include "formats/line_reader.h"
 #include "formats/row_parser.h"
+#include "tests/formats/row_parser_testing.h"
 
 namespace sparktorch {
 namespace {
-
-using Floats = std::vector<float>;
 
 RowFormat Compact(int64_t num_features = 0, LabelPresence label = LabelPresence::kRequired) {
   RowFormat format;
@@ -34,26 +33,6 @@ std::string Pack(const Floats& values) {
   std::string text;
   Base64Encode(bytes, &text);
   return text;
-}
-
-Row ParseOne(const RowFormat& format, std::string_view line) {
-  Row row;
-  MakeRowParser(format)->Parse(line, &row);
-  return row;
-}
-
-std::string ErrorOf(RowParser* parser, std::string_view line) {
-  Row row;
-  try {
-    parser->Parse(line, &row);
-  } catch (const RowError& e) {
-    return std::to_string(e.column()) + ": " + e.what();
-  }
-  return "no error";
-}
-
-std::string ErrorOf(const RowFormat& format, std::string_view line) {
-  return ErrorOf(MakeRowParser(format).get(), line);
 }
 
 TEST(CompactParser, DecodesWhatPythonWrites) {

@@ -10,11 +10,10 @@
 #include "formats/error.h"
 #include "formats/line_reader.h"
 #include "formats/row_parser.h"
+#include "tests/formats/row_parser_testing.h"
 
 namespace sparktorch {
 namespace {
-
-using Floats = std::vector<float>;
 
 RowFormat Csv(int64_t num_features = 0) {
   RowFormat format;
@@ -23,27 +22,7 @@ RowFormat Csv(int64_t num_features = 0) {
   return format;
 }
 
-Row ParseOne(const RowFormat& format, std::string_view line) {
-  Row row;
-  MakeRowParser(format)->Parse(line, &row);
-  return row;
-}
-
 // Parses `line` with `parser`, which must throw RowError; returns "column: message".
-std::string ErrorOf(RowParser* parser, std::string_view line) {
-  Row row;
-  try {
-    parser->Parse(line, &row);
-  } catch (const RowError& e) {
-    return std::to_string(e.column()) + ": " + e.what();
-  }
-  return "no error";
-}
-
-std::string ErrorOf(const RowFormat& format, std::string_view line) {
-  return ErrorOf(MakeRowParser(format).get(), line);
-}
-
 std::string UsageErrorOf(const RowFormat& format) {
   try {
     MakeRowParser(format);

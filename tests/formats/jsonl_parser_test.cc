@@ -10,11 +10,10 @@
 #include "formats/error.h"
 #include "formats/line_reader.h"
 #include "formats/row_parser.h"
+#include "tests/formats/row_parser_testing.h"
 
 namespace sparktorch {
 namespace {
-
-using Floats = std::vector<float>;
 
 RowFormat Jsonl(int64_t num_features = 0, LabelPresence label = LabelPresence::kRequired) {
   RowFormat format;
@@ -22,26 +21,6 @@ RowFormat Jsonl(int64_t num_features = 0, LabelPresence label = LabelPresence::k
   format.num_features = num_features;
   format.label = label;
   return format;
-}
-
-Row ParseOne(const RowFormat& format, std::string_view line) {
-  Row row;
-  MakeRowParser(format)->Parse(line, &row);
-  return row;
-}
-
-std::string ErrorOf(RowParser* parser, std::string_view line) {
-  Row row;
-  try {
-    parser->Parse(line, &row);
-  } catch (const RowError& e) {
-    return std::to_string(e.column()) + ": " + e.what();
-  }
-  return "no error";
-}
-
-std::string ErrorOf(const RowFormat& format, std::string_view line) {
-  return ErrorOf(MakeRowParser(format).get(), line);
 }
 
 std::string UsageErrorOf(const RowFormat& format) {

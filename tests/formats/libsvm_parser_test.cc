@@ -10,33 +10,16 @@
 #include "formats/error.h"
 #include "formats/line_reader.h"
 #include "formats/row_parser.h"
+#include "tests/formats/row_parser_testing.h"
 
 namespace sparktorch {
 namespace {
-
-using Floats = std::vector<float>;
 
 RowFormat Libsvm(int64_t num_features) {
   RowFormat format;
   format.kind = RowFormatKind::kLibsvm;
   format.num_features = num_features;
   return format;
-}
-
-Row ParseOne(const RowFormat& format, std::string_view line) {
-  Row row;
-  MakeRowParser(format)->Parse(line, &row);
-  return row;
-}
-
-std::string ErrorOf(const RowFormat& format, std::string_view line) {
-  Row row;
-  try {
-    MakeRowParser(format)->Parse(line, &row);
-  } catch (const RowError& e) {
-    return std::to_string(e.column()) + ": " + e.what();
-  }
-  return "no error";
 }
 
 TEST(LibsvmParser, DensifiesOneBasedIndices) {
