@@ -91,7 +91,10 @@ std::vector<int64_t> ProbeOutputShape(torch::jit::Module& module,
   return std::vector<int64_t>(sizes.begin() + 1, sizes.end());
 }
 
-void CheckSpec(const json& spec) {
+namespace {
+
+// The spec's top level: known fields only, and a non-empty list of layers, which it returns.
+const json& SpecLayers(const json& spec) {
   if (!spec.is_object()) throw SpecError("spec: expected a JSON object with \"layers\"");
   for (auto it = spec.begin(); it != spec.end(); ++it) {
     static const char* kKnown[] = {"layers", "input_shape", "loss", "optimizer", "name",
@@ -105,27 +108,21 @@ void CheckSpec(const json& spec) {
   if (layers == spec.end() || !layers->is_array() || layers->empty()) {
     throw SpecError("spec: \"layers\" must be a non-empty list of layers");
   }
+  return *layers;
+}
+
+}  // namespace
+
+void CheckSpec(const json& spec) {
+  const json& layers = SpecLayers(spec);
   auto unit = std::make_shared<torch::jit::CompilationUnit>();
   torch::NoGradGuard no_grad;
-  for (size_t i = 0; i < layers->size(); ++i) BuildLayer((*layers)[i], i, unit);
+  for (size_t i = 0; i < layers.size(); ++i) BuildLayer(layers[i], i, unit);
 }
 
 CompiledSpec CompileSpec(const json& spec, std::vector<int64_t> input_shape,
                          int64_t num_features) {
-  if (!spec.is_object()) throw SpecError("spec: expected a JSON object with \"layers\"");
-  for (auto it = spec.begin(); it != spec.end(); ++it) {
-    static const char* kKnown[] = {"layers", "input_shape", "loss", "optimizer", "name",
-                                   "description"};
-    if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) {
-      throw SpecError("spec: unknown field \"" + it.key() +
-                      "\"; known: layers, input_shape, loss, optimizer, name, description");
-    }
-  }
-  auto layers_it = spec.find("layers");
-  if (layers_it == spec.end() || !layers_it->is_array() || layers_it->empty()) {
-    throw SpecError("spec: \"layers\" must be a non-empty list of layers");
-  }
-  const json& layers = *layers_it;
+  const json& layers = SpecLayers(spec);
 
   CompiledSpec compiled{torch::jit::Module(), {}, {}};
   compiled.input_shape = ChooseInputShape(spec, layers, std::move(input_shape), num_features);
