@@ -11,6 +11,7 @@ void SetupTrainCommand(CLI::App& app);
 void SetupPredictCommand(CLI::App& app);
 void SetupUnpackCommand(CLI::App& app);
 void SetupInspectCommand(CLI::App& app);
+void SetupServeCommand(CLI::App& app);
 
 }  // namespace sparktorch
 

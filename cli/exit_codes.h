@@ -10,8 +10,12 @@ inline constexpr int kExitBadInput = 3;     // rows that cannot be read (InputEr
 inline constexpr int kExitBadSpec = 4;      // model spec or training config (SpecError)
 inline constexpr int kExitBadModel = 5;     // model file or record stream (ModelError)
 inline constexpr int kExitNoDevice = 6;     // device not available (DeviceError)
+inline constexpr int kExitRendezvous = 69;  // not every rank arrived in time (RendezvousError)
 inline constexpr int kExitOutput = 74;      // cannot write the output (other sparktorch::Error)
 inline constexpr int kExitInternal = 70;    // a bug, or LibTorch failing unexpectedly
+inline constexpr int kExitPeerLost = 75;    // a rank or the tracker was lost (PeerError)
+inline constexpr int kExitPeerFailed = 76;  // another rank failed; its message is quoted
+inline constexpr int kExitRefused = 77;     // the tracker refused this rank (RefusedError)
 
 }  // namespace sparktorch
 

@@ -8,14 +8,13 @@
 #include <string>
 
 #include <CLI/CLI.hpp>
-#include <c10/util/Exception.h>
 #include <spdlog/sinks/stdout_sinks.h>
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "cli/exit_codes.h"
+#include "cli/failure.h"
 #include "core/version.h"
-#include "formats/error.h"
 
 namespace {
 
@@ -56,29 +55,17 @@ int main(int argc, char** argv) {
   sparktorch::SetupPredictCommand(app);
   sparktorch::SetupUnpackCommand(app);
   sparktorch::SetupInspectCommand(app);
+  sparktorch::SetupServeCommand(app);
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
-    return Fail(sparktorch::kExitUsage,
-                std::string(e.what()) + " (run sparktorch --help, or sparktorch COMMAND --help)");
-  } catch (const sparktorch::UsageError& e) {
-    return Fail(sparktorch::kExitUsage, e.what());
-  } catch (const sparktorch::InputError& e) {
-    return Fail(sparktorch::kExitBadInput, e.what());
-  } catch (const sparktorch::SpecError& e) {
-    return Fail(sparktorch::kExitBadSpec, e.what());
-  } catch (const sparktorch::ModelError& e) {
-    return Fail(sparktorch::kExitBadModel, e.what());
-  } catch (const sparktorch::DeviceError& e) {
-    return Fail(sparktorch::kExitNoDevice, e.what());
-  } catch (const sparktorch::Error& e) {
-    return Fail(sparktorch::kExitOutput, e.what());
-  } catch (const c10::Error& e) {
-    return Fail(sparktorch::kExitInternal, std::string("LibTorch: ") + e.what_without_backtrace());
-  } catch (const std::exception& e) {
-    return Fail(sparktorch::kExitInternal, std::string("internal error: ") + e.what());
+    sparktorch::Failure failure = sparktorch::CurrentFailure();
+    return Fail(failure.code, failure.message);
+  } catch (...) {
+    sparktorch::Failure failure = sparktorch::CurrentFailure();
+    return Fail(failure.code, failure.message);
   }
   if (std::fflush(stdout) != 0) return Fail(sparktorch::kExitOutput, "stdout: write failed");
   return sparktorch::kExitOk;

@@ -1,10 +1,19 @@
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
+
+#include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
 #include "cli/row_format_flags.h"
 #include "core/device.h"
+#include "cli/exit_codes.h"
+#include "cli/failure.h"
+#include "core/dist/world.h"
 #include "core/jobs/train_job.h"
+#include "core/net/socket.h"
 #include "formats/error.h"
 
 namespace sparktorch {
@@ -18,7 +27,38 @@ struct TrainFlags {
   int threads = 0;
   CLI::Option *loss_opt, *optimizer_opt, *lr_opt, *prediction_opt, *threads_opt;
   bool no_shuffle = false;
+  std::string mode = "auto";
+  std::string tracker;
+  int rank = -1;
+  int world_size = 0;
+  double timeout = 120;
 };
+
+std::string EnvOr(const char* name, const std::string& fallback) {
+  const char* value = std::getenv(name);
+  return value && *value ? value : fallback;
+}
+
+// libsparktorch_pmi.so: beside the binary (a build tree, the bundle), else in the installed
+// lib/sparktorch. Returns the first place it might be when it is in neither.
+std::string PmiLibraryPath() {
+  char exe[4096];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  std::string dir = n > 0 ? std::string(exe, n) : std::string(".");
+  dir = dir.substr(0, dir.rfind('/'));
+  const std::string beside = dir + "/libsparktorch_pmi.so";
+  const std::string installed = dir + "/../lib/sparktorch/libsparktorch_pmi.so";
+  return access(beside.c_str(), R_OK) != 0 && access(installed.c_str(), R_OK) == 0 ? installed : beside;
+}
+
+// Ends the process when the tracker ends the job under this rank. Runs on the watcher thread
+// while the main thread may be inside an MPI collective that will never return, so it cannot
+// unwind: it says why and exits at once.
+[[noreturn]] void AbortRank(AbortKind kind, const std::string& message) {
+  std::fprintf(stderr, "sparktorch: error: %s\n", message.c_str());
+  std::fflush(stderr);
+  std::_Exit(ExitCodeForAbort(AbortKindName(kind)));
+}
 
 void Run(TrainFlags& f) {
   TrainJobOptions job = f.job;
@@ -36,7 +76,35 @@ void Run(TrainFlags& f) {
     throw UsageError("--batch-size must be a positive number of rows, or -1 for the whole partition");
   }
   ConfigureCpu(f.threads_opt->count() ? f.threads : DefaultThreads());
-  RunTrainJob(job, stdout);
+
+  WorldOptions w;
+  w.mode = f.mode == "sync" ? TrainMode::kSync : f.mode == "local" ? TrainMode::kLocal : TrainMode::kAuto;
+  w.under_mpirun = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
+  if (!f.tracker.empty()) w.tracker = ParseAddress(f.tracker, "--tracker");
+  w.rank = f.rank;
+  w.world_size = f.world_size;
+  w.job = EnvOr("SPARKTORCH_JOB_ID", "-");
+  w.secret = EnvOr("SPARKTORCH_SECRET", "");
+  w.timeout = f.timeout;
+  w.pmi_library = PmiLibraryPath();
+  w.on_abort = AbortRank;
+  std::unique_ptr<World> world = World::Join(w);
+  const int rank = world->comm().rank();
+  if (world->comm().world_size() > 1) {
+    // Ranks share one stderr under mpirun and one log directory under Spark: say whose line it is.
+    spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e sparktorch[rank " + std::to_string(rank) + "] %l: %v");
+  }
+  job.mode = world->sync() ? "sync" : "local";
+  job.launcher = world->launcher();
+  try {
+    RunTrainJob(job, world->comm(), stdout);
+    if (std::fflush(stdout) != 0) throw Error("stdout: write failed");
+    world->Finish();
+  } catch (...) {
+    // Every other rank ends with this rank's message instead of waiting for it.
+    world->Fail(CurrentFailure().message);
+    throw;
+  }
 }
 
 }  // namespace
@@ -89,6 +157,25 @@ void SetupTrainCommand(CLI::App& app) {
                       ->check(CLI::PositiveNumber)
                       ->group("Training");
   c->add_option("--device", f.job.device, "cpu, cuda or cuda:N (default cpu)")->group("Training");
+
+  c->add_option("--mode", f.mode,
+                "local (one process), sync (ranks all-reduce gradients every step), or auto "
+                "(default: sync under mpirun or with --tracker, else local)")
+      ->check(CLI::IsMember({"auto", "local", "sync"}))
+      ->group("Distributed");
+  c->add_option("--tracker", f.tracker,
+                "HOST:PORT of `sparktorch serve`, for ranks that mpirun did not start (Spark tasks)")
+      ->group("Distributed");
+  c->add_option("--rank", f.rank, "This process's rank, 0..N-1 (with --tracker)")
+      ->check(CLI::NonNegativeNumber)
+      ->group("Distributed");
+  c->add_option("--world-size", f.world_size, "Number of ranks N (with --tracker)")
+      ->check(CLI::PositiveNumber)
+      ->group("Distributed");
+  c->add_option("--timeout", f.timeout,
+                "Seconds to reach the tracker and for every rank to arrive (default 120)")
+      ->check(CLI::PositiveNumber)
+      ->group("Distributed");
 
   c->add_option("--output,-o", f.job.output_path,
                 "Write the model to this file instead of model records on stdout")

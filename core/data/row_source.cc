@@ -17,7 +17,33 @@ RowSource::RowSource(std::vector<std::string> inputs, RowSourceOptions options, 
     : inputs_(std::move(inputs)),
       options_(std::move(options)),
       check_(std::move(check)),
-      parser_(MakeRowParser(options_.format)) {}
+      parser_(MakeRowParser(options_.format)) {
+  TakeShare();
+}
+
+void RowSource::TakeShare() {
+  const int rank = options_.share_rank, world = options_.share_world;
+  if (world <= 1 || inputs_.empty() || (inputs_.size() == 1 && inputs_[0] == kStdinName)) return;
+  if (static_cast<int>(inputs_.size()) >= world) {
+    std::vector<std::string> mine;
+    for (size_t i = rank; i < inputs_.size(); i += world) mine.push_back(inputs_[i]);
+    spdlog::info("rank {}: {} of the {} input files", rank, mine.size(), inputs_.size());
+    inputs_ = std::move(mine);
+    return;
+  }
+  // Fewer files than ranks: count the data lines (cheap next to parsing them), then take a
+  // contiguous range, so that the ranks' rows together are the input's rows in order.
+  int64_t lines = 0;
+  for (const std::string& path : inputs_) {
+    LineReader reader(OpenInput(path), InputDisplayName(path), options_.max_line_bytes);
+    std::string_view line;
+    if (options_.format.header && options_.format.kind == RowFormatKind::kCsv) reader.Next(&line);
+    while (reader.Next(&line) != LineReader::Status::kEnd) ++lines;
+  }
+  first_line_ = lines * rank / world;
+  end_line_ = lines * (rank + 1) / world;
+  spdlog::info("rank {}: lines {}..{} of the {} data lines", rank, first_line_ + 1, end_line_, lines);
+}
 
 RowSource::~RowSource() = default;
 
@@ -51,8 +77,11 @@ void RowSource::Reject(const std::string& what, size_t column) {
 bool RowSource::Next(Row* row) {
   for (;;) {
     if (!reader_ && !OpenNextInput()) return false;
+    if (line_index_ >= end_line_) return false;
     std::string_view line;
-    switch (reader_->Next(&line)) {
+    LineReader::Status status = reader_->Next(&line);
+    if (status != LineReader::Status::kEnd && line_index_++ < first_line_) continue;
+    switch (status) {
       case LineReader::Status::kEnd:
         reader_.reset();
         continue;

@@ -2,6 +2,7 @@
 #define SPARKTORCH_CORE_DATA_ROW_SOURCE_H_
 
 #include <cstdint>
+#include <climits>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,6 +21,12 @@ struct RowSourceOptions {
   RowFormat format;
   BadRowPolicy on_bad_row = BadRowPolicy::kFail;
   size_t max_line_bytes = 64 << 20;
+  // This reader's share of the inputs, for ranks that were all given the same files: with at
+  // least as many files as ranks, every share_world-th file from the share_rank-th; with fewer,
+  // the share_rank-th of share_world contiguous line ranges over all the inputs' data lines.
+  // Stdin is never shared.
+  int share_rank = 0;
+  int share_world = 1;
 };
 
 // A check of a parsed row beyond its syntax, such as a label in range for the loss. Returns an
@@ -45,6 +52,8 @@ class RowSource {
 
  private:
   bool OpenNextInput();
+  // Applies the share options: drops other ranks' files, or sets the line range.
+  void TakeShare();
   // Throws under kFail; counts and logs under kSkip.
   void Reject(const std::string& what, size_t column);
 
@@ -56,6 +65,10 @@ class RowSource {
   std::unique_ptr<LineReader> reader_;
   int64_t rows_read_ = 0;
   int64_t rows_skipped_ = 0;
+  // Data lines (not headers) seen so far across the inputs, and this reader's range of them.
+  int64_t line_index_ = 0;
+  int64_t first_line_ = 0;
+  int64_t end_line_ = INT64_MAX;
 };
 
 }  // namespace sparktorch

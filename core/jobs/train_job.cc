@@ -188,7 +188,7 @@ std::string DescribeInputs(const std::vector<std::string>& inputs) {
 
 }  // namespace
 
-void RunTrainJob(const TrainJobOptions& options, std::FILE* out) {
+void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* out) {
   const auto started = std::chrono::steady_clock::now();
   const c10::Device device = ResolveDevice(options.device);
   if (options.validation_fraction < 0 || options.validation_fraction >= 1) {
@@ -223,21 +223,52 @@ void RunTrainJob(const TrainJobOptions& options, std::FILE* out) {
   }
 
   const std::vector<std::string> inputs = ExpandInputs(options.inputs);
+  const int rank = comm.rank();
+  const int world_size = comm.world_size();
+  if (world_size > 1 && !options.inputs.empty()) {
+    // Ranks started with the same files (mpirun) share them; ranks fed on stdin (Spark) each
+    // have their own rows.
+    row_options.share_rank = rank;
+    row_options.share_world = world_size;
+  }
   RowSource source(inputs, row_options, check);
   Dataset data = ReadDataset(source);
-  if (data.rows() == 0) {
+  const std::string where = world_size > 1 ? "rank " + std::to_string(rank) + ": " : "";
+  if (data.rows() == 0 && world_size == 1) {
     throw InputError(DescribeInputs(inputs) + ": no rows to train on" +
                      (source.rows_skipped() > 0
                           ? " (all " + std::to_string(source.rows_skipped()) + " were bad and skipped)"
                           : " (empty input)"));
   }
-  spdlog::info("read {} rows of {} features from {}{}", data.rows(), data.features.size(1),
-               DescribeInputs(inputs),
-               source.rows_skipped() > 0
-                   ? " (" + std::to_string(source.rows_skipped()) + " bad rows skipped)"
-                   : std::string());
+  // Every rank learns the world's rows and the width of its rows, so that a rank with an empty
+  // partition builds the same model as the others.
+  double all_rows = static_cast<double>(data.rows());
+  double width = data.rows() > 0 ? static_cast<double>(data.features.size(1)) : 0;
+  comm.AllreduceSum(&all_rows, 1);
+  comm.AllreduceMax(&width, 1);
+  if (all_rows == 0) {
+    throw InputError("no rank has rows to train on (all " + std::to_string(world_size) +
+                     " partitions are empty or bad)");
+  }
+  if (data.rows() == 0) {
+    spdlog::warn("{}no rows in this partition{}; it takes part in every step with none", where,
+                 source.rows_skipped() > 0
+                     ? " (all " + std::to_string(source.rows_skipped()) + " were bad and skipped)"
+                     : std::string());
+  } else {
+    spdlog::info("{}read {} rows of {} features from {}{}", where, data.rows(), data.features.size(1),
+                 DescribeInputs(inputs),
+                 source.rows_skipped() > 0
+                     ? " (" + std::to_string(source.rows_skipped()) + " bad rows skipped)"
+                     : std::string());
+  }
+  if (data.rows() > 0 && data.features.size(1) != static_cast<int64_t>(width)) {
+    throw InputError(where + DescribeInputs(inputs) + ": rows have " +
+                     std::to_string(data.features.size(1)) + " features, another rank's have " +
+                     std::to_string(static_cast<int64_t>(width)));
+  }
   if (plan.output_shape.empty()) {
-    BuildModel(plan, data.features.size(1), device);
+    BuildModel(plan, static_cast<int64_t>(width), device);
     if (!no_label) {
       // The model was unknown while reading; check the labels now, by row number.
       for (int64_t i = 0; i < data.rows(); ++i) {
@@ -272,7 +303,6 @@ void RunTrainJob(const TrainJobOptions& options, std::FILE* out) {
   std::vector<torch::Tensor> params;
   for (const torch::Tensor& p : module.parameters()) params.push_back(p);
   auto optimizer = MakeOptimizer(optimizer_spec, params);
-  LocalCommunicator comm;
   Trainer trainer(module, loss, *optimizer, comm, device, options.train);
 
   std::ofstream metrics;
@@ -280,8 +310,9 @@ void RunTrainJob(const TrainJobOptions& options, std::FILE* out) {
     metrics.open(options.metrics_path, std::ios::trunc);
     if (!metrics) throw UsageError("--metrics " + options.metrics_path + ": cannot write this file");
   }
-  spdlog::info("training {} parameters for {} epoch{} on {} rows ({} for validation), batch {}, {} "
+  spdlog::info("{}training {} parameters for {} epoch{} on {} rows ({} for validation), batch {}, {} "
                "with {}, loss {}",
+               where,
                [&] {
                  int64_t n = 0;
                  for (const auto& p : params) n += p.numel();
@@ -292,7 +323,7 @@ void RunTrainJob(const TrainJobOptions& options, std::FILE* out) {
                                              : std::to_string(options.train.batch_size),
                device.str(), optimizer_spec.dump(), loss.name());
   TrainResult result = trainer.Fit(train, validation, [&](const EpochStats& stats) {
-    spdlog::info("{}", ProgressLine(stats, options.train.epochs));
+    if (rank == 0) spdlog::info("{}", ProgressLine(stats, options.train.epochs));
     if (metrics.is_open()) metrics << EpochJson(stats).dump() << '\n' << std::flush;
   });
   if (result.stopped_early) {
@@ -336,32 +367,38 @@ void RunTrainJob(const TrainJobOptions& options, std::FILE* out) {
                        {"early_stop_patience", options.train.early_stop_patience},
                        {"seed", options.train.seed},
                        {"shuffle", options.train.shuffle},
-                       {"rows", data.rows()},
-                       {"world_size", comm.world_size()},
-                       {"mode", "local"},
+                       {"rows", static_cast<int64_t>(all_rows)},
+                       {"world_size", world_size},
+                       {"mode", options.mode},
+                       {"launcher", options.launcher},
                        {"device", device.str()}};
   manifest.metrics = final_metrics;
 
   module.to(torch::kCPU);  // a saved model loads anywhere
-  std::string model_bytes;
-  if (options.output_path.empty()) {
-    model_bytes = SerializeModel(module, manifest);
-    records.WriteModel(model_bytes);
+  if (rank != 0) {
+    // Every rank holds the same weights; rank 0 writes them.
+  } else if (options.output_path.empty()) {
+    records.WriteModel(SerializeModel(module, manifest));
   } else {
     WriteModelFile(options.output_path, module, manifest);
     spdlog::info("model written to {}", options.output_path);
   }
 
   json summary = final_metrics;
-  summary["rank"] = comm.rank();
-  summary["world_size"] = comm.world_size();
+  summary["rank"] = rank;
+  summary["world_size"] = world_size;
+  summary["mode"] = options.mode;
+  summary["partition_rows"] = data.rows();
+  char checksum[16];
+  std::snprintf(checksum, sizeof checksum, "%08x", trainer.WeightsChecksum());
+  summary["weights_crc32"] = checksum;
   summary["rows_read"] = source.rows_read();
   summary["rows_skipped"] = source.rows_skipped();
   summary["validation_rows"] = held_out;
   summary["epochs"] = last.epoch;
   summary["total_seconds"] =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  if (!options.output_path.empty()) summary["model_path"] = options.output_path;
+  if (!options.output_path.empty() && rank == 0) summary["model_path"] = options.output_path;
   records.WriteSummary(summary.dump());
   records.Flush();
 }

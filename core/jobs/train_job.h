@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/data/row_source.h"
+#include "core/dist/communicator.h"
 #include "core/train/predictor.h"
 #include "core/train/trainer.h"
 
@@ -34,13 +35,19 @@ struct TrainJobOptions {
   std::optional<PredictionKind> prediction;  // empty: the loss's default
   std::string output_path;                   // empty: model records on stdout
   std::string metrics_path;                  // JSON lines, one per epoch; empty: none
+
+  // How the ranks were started, for the manifest and the summary: "local" or "sync", and
+  // "none", "mpirun" or "tracker".
+  std::string mode = "local";
+  std::string launcher = "none";
 };
 
-// Runs `sparktorch train`: reads the rows, builds or loads the model, trains it, and writes
-// prediction records (with `predict`), the model (to output_path, or as records) and a summary
-// record to `out`. Progress goes to the log (stderr). Throws the sparktorch::Error kinds of
-// formats/error.h.
-void RunTrainJob(const TrainJobOptions& options, std::FILE* out);
+// Runs `sparktorch train` on one rank of `comm`'s world: reads the rows (with files as inputs and
+// more than one rank, this rank's share of them), builds or loads the model, trains it with the
+// other ranks, and writes prediction records for its own rows (with `predict`), the model (rank
+// 0 only: to output_path, or as records) and a summary record to `out`. Progress goes to the log
+// (stderr). Throws the sparktorch::Error kinds of formats/error.h.
+void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* out);
 
 }  // namespace sparktorch
 

@@ -6,6 +6,7 @@
 
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
+#include <zlib.h>
 
 #include "formats/error.h"
 
@@ -36,6 +37,89 @@ Trainer::Trainer(torch::jit::Module module, Loss loss, torch::optim::Optimizer& 
       device_(device),
       options_(options) {
   for (const torch::Tensor& p : module_.parameters()) params_.push_back(p);
+  if (comm_.world_size() > 1) Flatten();
+}
+
+void Trainer::Flatten() {
+  int64_t total = 0;
+  for (const torch::Tensor& p : params_) {
+    if (p.scalar_type() != torch::kFloat || p.device() != device_) {
+      throw ModelError("synchronous training needs float32 parameters on " + device_.str() +
+                       "; this model has a " + std::string(c10::toString(p.scalar_type())) +
+                       " parameter on " + p.device().str());
+    }
+    total += p.numel();
+  }
+  auto options = torch::TensorOptions().dtype(torch::kFloat).device(device_);
+  flat_params_ = torch::empty({total}, options);
+  flat_grads_ = torch::zeros({total + 1}, options);
+  int64_t offset = 0;
+  for (torch::Tensor& p : params_) {
+    const int64_t n = p.numel();
+    torch::NoGradGuard no_grad;
+    flat_params_.narrow(0, offset, n).copy_(p.reshape({-1}));
+    p.set_data(flat_params_.narrow(0, offset, n).view(p.sizes()));
+    // from_blob, not a view: the optimizers' zero_grad() detaches gradients, which a view refuses.
+    p.mutable_grad() = torch::from_blob(flat_grads_.data_ptr<float>() + offset, p.sizes(), options);
+    offset += n;
+  }
+  if (!device_.is_cpu()) host_grads_ = torch::empty({total + 1}, torch::kFloat);
+
+  // Every rank starts from rank 0's weights (and buffers, such as batch norm's running means).
+  torch::Tensor host = device_.is_cpu() ? flat_params_ : flat_params_.cpu();
+  comm_.Broadcast(host.data_ptr(), host.numel() * sizeof(float), 0);
+  if (!device_.is_cpu()) flat_params_.copy_(host);
+  for (torch::Tensor buffer : module_.buffers()) {
+    torch::Tensor b = buffer.cpu().contiguous();
+    comm_.Broadcast(b.data_ptr(), b.numel() * b.element_size(), 0);
+    torch::NoGradGuard no_grad;
+    buffer.copy_(b);
+  }
+}
+
+void Trainer::Unflatten() {
+  if (!flat_params_.defined()) return;
+  torch::NoGradGuard no_grad;
+  for (torch::Tensor& p : params_) {
+    p.set_data(p.detach().clone());
+    p.mutable_grad() = torch::Tensor();
+  }
+  flat_params_ = torch::Tensor();
+  flat_grads_ = torch::Tensor();
+}
+
+uint32_t Trainer::WeightsChecksum() const {
+  uint32_t crc = crc32(0L, Z_NULL, 0);
+  for (const torch::Tensor& p : params_) {
+    torch::Tensor t = p.detach().to(torch::kCPU).contiguous();
+    crc = crc32(crc, static_cast<const Bytef*>(t.data_ptr()), static_cast<uInt>(t.nbytes()));
+  }
+  return crc;
+}
+
+void Trainer::ZeroGradients() {
+  if (flat_grads_.defined()) {
+    flat_grads_.zero_();
+    return;
+  }
+  for (torch::Tensor& p : params_) {
+    if (p.grad().defined()) p.mutable_grad().zero_();
+  }
+}
+
+double Trainer::AverageGradients(int64_t rows) {
+  const int64_t total = flat_grads_.numel() - 1;
+  torch::Tensor grads = flat_grads_.narrow(0, 0, total);
+  // Each rank's gradient is the mean over its rows; the rows-weighted sum over ranks divided by
+  // all the rows is the mean over the step's global batch, however unevenly it is split.
+  if (rows > 0) grads.mul_(static_cast<double>(rows));
+  flat_grads_[total].fill_(static_cast<double>(rows));
+  torch::Tensor host = device_.is_cpu() ? flat_grads_ : host_grads_.copy_(flat_grads_);
+  comm_.AllreduceSum(host.data_ptr<float>(), host.numel());
+  if (!device_.is_cpu()) flat_grads_.copy_(host);
+  const double all_rows = host.data_ptr<float>()[total];
+  if (all_rows > 0) grads.div_(all_rows);
+  return all_rows;
 }
 
 torch::Tensor Trainer::Forward(const torch::Tensor& inputs) {
@@ -93,9 +177,7 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
     for (int64_t step = 0; step < steps; ++step) {
       int64_t begin = step * batch;
       int64_t n = std::max<int64_t>(0, std::min(batch, rows - begin));
-      for (torch::Tensor& p : params_) {
-        if (p.grad().defined()) p.mutable_grad().zero_();
-      }
+      ZeroGradients();
       if (n > 0) {
         torch::Tensor idx = order.narrow(0, begin, n);
         torch::Tensor x = train.inputs.index_select(0, idx).to(device_);
@@ -110,7 +192,8 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
         }
         sums[2] += n;
       }
-      optimizer_.step();
+      // A step where no rank had rows changes nothing (and every rank skips it alike).
+      if (!flat_grads_.defined() || AverageGradients(n) > 0) optimizer_.step();
       // -v: ten progress lines an epoch.
       if (steps >= 10 && (step + 1) % (steps / 10) == 0 && spdlog::should_log(spdlog::level::debug)) {
         spdlog::debug("epoch {} step {}/{}: mean loss so far {:.4f}", epoch, step + 1, steps,
@@ -148,6 +231,7 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
       }
     }
   }
+  Unflatten();
   module_.eval();
   return result;
 }

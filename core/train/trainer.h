@@ -59,6 +59,9 @@ class Trainer {
   Trainer(torch::jit::Module module, Loss loss, torch::optim::Optimizer& optimizer,
           Communicator& comm, c10::Device device, TrainOptions options);
 
+  // The CRC-32 of the parameters' bytes: equal on every rank after every step.
+  uint32_t WeightsChecksum() const;
+
   // Trains on `train`; evaluates `validation` after each epoch when it has rows. Calls
   // `on_epoch` after each epoch (on every rank). Returns the per-epoch statistics.
   TrainResult Fit(const Examples& train, const Examples& validation,
@@ -70,6 +73,15 @@ class Trainer {
 
  private:
   torch::Tensor Forward(const torch::Tensor& inputs);
+  // Makes every parameter a view of one flat buffer and every gradient a view of another, so
+  // that one all-reduce moves all gradients. Then broadcasts rank 0's weights and buffers.
+  void Flatten();
+  // Gives each parameter its own storage again, for saving.
+  void Unflatten();
+  void ZeroGradients();
+  // Averages the gradients over all ranks, weighted by each rank's `rows` in this step. Returns
+  // the rows of the step summed over all ranks.
+  double AverageGradients(int64_t rows);
 
   torch::jit::Module module_;
   Loss loss_;
@@ -78,6 +90,11 @@ class Trainer {
   c10::Device device_;
   TrainOptions options_;
   std::vector<torch::Tensor> params_;
+  // With more than one rank: the parameters' and gradients' storage. flat_grads_ has one more
+  // element than there are parameters: the rows of the step, all-reduced with the gradients.
+  torch::Tensor flat_params_;
+  torch::Tensor flat_grads_;
+  torch::Tensor host_grads_;  // a CPU copy, when the model is on a GPU
 };
 
 }  // namespace sparktorch

@@ -1,0 +1,22 @@
+#ifndef SPARKTORCH_CLI_FAILURE_H_
+#define SPARKTORCH_CLI_FAILURE_H_
+
+#include <string>
+
+namespace sparktorch {
+
+// What a failure means for the process: its exit code and the one-line message.
+struct Failure {
+  int code;
+  std::string message;
+};
+
+// Classifies the exception being handled. Call only inside a catch block.
+Failure CurrentFailure();
+
+// The exit code for a job that the tracker ended: lost, failed or timed out.
+int ExitCodeForAbort(const char* kind_name);
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CLI_FAILURE_H_

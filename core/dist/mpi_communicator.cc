@@ -1,0 +1,98 @@
+// The MPI backend. The only file that includes mpi.h; without SPARKTORCH_WITH_MPI it compiles
+// to functions that say MPI is missing.
+#include "core/dist/mpi_communicator.h"
+
+#include <algorithm>
+#include <string>
+
+#include "formats/error.h"
+
+#ifdef SPARKTORCH_WITH_MPI
+// The C API only: the deprecated C++ bindings would need libmpi_cxx.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#endif
+
+namespace sparktorch {
+
+#ifdef SPARKTORCH_WITH_MPI
+namespace {
+
+void Check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(rc, text, &length);
+  throw PeerError(std::string(what) + " failed: " + std::string(text, length), false);
+}
+
+// Large buffers go in pieces: MPI counts are ints.
+constexpr size_t kMaxCount = size_t{1} << 30;
+
+class MpiCommunicator : public Communicator {
+ public:
+  MpiCommunicator() {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  }
+  int rank() const override { return rank_; }
+  int world_size() const override { return size_; }
+
+  void AllreduceSum(float* data, size_t count) override { Allreduce(data, count, MPI_FLOAT, MPI_SUM); }
+  void AllreduceSum(double* data, size_t count) override { Allreduce(data, count, MPI_DOUBLE, MPI_SUM); }
+  void AllreduceMax(double* data, size_t count) override { Allreduce(data, count, MPI_DOUBLE, MPI_MAX); }
+
+  void Broadcast(void* data, size_t bytes, int root) override {
+    char* p = static_cast<char*>(data);
+    for (size_t done = 0; done < bytes; done += kMaxCount) {
+      int n = static_cast<int>(std::min(kMaxCount, bytes - done));
+      Check(MPI_Bcast(p + done, n, MPI_BYTE, root, MPI_COMM_WORLD), "MPI_Bcast");
+    }
+  }
+
+  void Barrier() override { Check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+
+ private:
+  template <typename T>
+  void Allreduce(T* data, size_t count, MPI_Datatype type, MPI_Op op) {
+    for (size_t done = 0; done < count; done += kMaxCount) {
+      int n = static_cast<int>(std::min(kMaxCount, count - done));
+      Check(MPI_Allreduce(MPI_IN_PLACE, data + done, n, type, op, MPI_COMM_WORLD), "MPI_Allreduce");
+    }
+  }
+
+  int rank_ = 0;
+  int size_ = 1;
+};
+
+}  // namespace
+
+bool MpiBuilt() { return true; }
+
+std::unique_ptr<Communicator> InitMpi() {
+  int provided = 0;
+  Check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init");
+  // Errors come back as return codes and become exceptions, instead of MPI aborting the process
+  // with its own message.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  return std::make_unique<MpiCommunicator>();
+}
+
+void FinalizeMpi() { MPI_Finalize(); }
+
+#else  // !SPARKTORCH_WITH_MPI
+
+bool MpiBuilt() { return false; }
+
+std::unique_ptr<Communicator> InitMpi() {
+  throw UsageError(
+      "this sparktorch was built without MPI (SPARKTORCH_WITH_MPI=OFF): synchronous training "
+      "across processes is not available");
+}
+
+void FinalizeMpi() {}
+
+#endif
+
+}  // namespace sparktorch

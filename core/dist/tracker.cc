@@ -1,0 +1,268 @@
+#include "core/dist/tracker.h"
+
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <random>
+
+#include <spdlog/spdlog.h>
+
+#include "formats/error.h"
+#include "formats/hmac_sha256.h"
+
+namespace sparktorch {
+namespace {
+
+// How often the tracker and the ranks prove to each other that they are alive.
+constexpr double kPingSeconds = 1.0;
+// How long a write to one rank may block the loop before the rank counts as unreachable.
+constexpr double kWriteSeconds = 2.0;
+
+std::string Seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", s);
+  return text;
+}
+
+}  // namespace
+
+struct Tracker::Connection {
+  enum class Role { kNew, kControl, kPmi };
+  LineChannel channel;
+  std::string peer;
+  std::string nonce;
+  Role role = Role::kNew;
+  int rank = -1;
+  bool in_barrier = false;
+  SteadyTime last_heard = std::chrono::steady_clock::now();
+};
+
+Tracker::Tracker(TrackerOptions options) : options_(std::move(options)) {
+  if (options_.world_size < 1) throw UsageError("--world-size must be at least 1");
+  if (options_.job_id == 0) {
+    // Open MPI reads the job id as a 32-bit number; it names shared-memory segments, so jobs
+    // on one host must not share it.
+    std::random_device random;
+    options_.job_id = 1 + random() % 0x7ffffffe;
+  }
+  listener_ = Listen(options_.listen);
+  control_.assign(options_.world_size, nullptr);
+  finished_.assign(options_.world_size, false);
+  hosts_.assign(options_.world_size, "");
+}
+
+Tracker::~Tracker() = default;
+
+void Tracker::Send(Connection& c, const std::string& line) {
+  if (!c.channel.WriteLine(line, After(kWriteSeconds))) {
+    spdlog::debug("tracker: could not write to {}", c.peer);
+  }
+}
+
+void Tracker::Accept() {
+  int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
+  if (fd < 0) return;
+  auto c = std::make_unique<Connection>();
+  c->channel = LineChannel(Fd(fd));
+  c->peer = PeerName(fd);
+  c->nonce = RandomHex(16);
+  Send(*c, std::string(kTrackerGreeting) + " " + c->nonce);
+  connections_.push_back(std::move(c));
+}
+
+void Tracker::Refuse(Connection& c, const std::string& why) {
+  spdlog::warn("tracker: refused a connection from {}: {}", c.peer, why);
+  Send(c, "refused " + why);
+  c.channel.Close();
+}
+
+void Tracker::End(AbortKind kind, const std::string& message) {
+  if (ended_) return;
+  ended_ = true;
+  outcome_ = TrackerOutcome{false, kind, message};
+  spdlog::error("tracker: ending the job: {}", message);
+  for (Connection* c : control_) {
+    if (c && c->channel.open()) Send(*c, std::string("abort ") + AbortKindName(kind) + " " + message);
+  }
+}
+
+void Tracker::Admit(Connection& c, const std::string& line) {
+  std::optional<Hello> hello = ParseHello(line);
+  if (!hello) return Refuse(c, "not a sparktorch rank (no hello)");
+  const std::string who = "rank " + std::to_string(hello->rank);
+  if (!options_.secret.empty()) {
+    if (hello->mac == "-") {
+      return Refuse(c, who + " has no secret, the tracker has one: set SPARKTORCH_SECRET to the job's secret");
+    }
+    if (!ConstantTimeEquals(hello->mac, HelloMac(options_.secret, c.nonce, *hello))) {
+      return Refuse(c, "wrong secret from " + who + ": its SPARKTORCH_SECRET is not the tracker's");
+    }
+  } else if (hello->mac != "-") {
+    return Refuse(c, who + " has a secret, the tracker has none: give both the same SPARKTORCH_SECRET");
+  }
+  const std::string job = std::to_string(options_.job_id);
+  if (hello->job != "-" && hello->job != job) {
+    return Refuse(c, who + " belongs to job " + hello->job + "; this tracker runs job " + job);
+  }
+  if (hello->world_size != options_.world_size) {
+    return Refuse(c, who + " was started with --world-size " + std::to_string(hello->world_size) +
+                         "; the tracker's is " + std::to_string(options_.world_size));
+  }
+  if (hello->rank < 0 || hello->rank >= options_.world_size) {
+    return Refuse(c, who + " is out of range for a world of " + std::to_string(options_.world_size));
+  }
+  c.rank = hello->rank;
+  if (hello->role == "pmi") {
+    if (!options_.serve_pmi) return Refuse(c, "this tracker watches liveness only; it serves no PMI");
+    if (!started_) return Refuse(c, who + " asked for PMI before every rank arrived");
+    c.role = Connection::Role::kPmi;
+    Send(c, "ok");
+    return;
+  }
+  if (!hosts_[c.rank].empty()) {
+    return Refuse(c, who + " has arrived already" +
+                         (control_[c.rank] ? " (from " + control_[c.rank]->peer + ")" : std::string()));
+  }
+  c.role = Connection::Role::kControl;
+  control_[c.rank] = &c;
+  hosts_[c.rank] = hello->host;
+  Send(c, "ok");
+  const int arrived = static_cast<int>(std::count_if(hosts_.begin(), hosts_.end(),
+                                                     [](const std::string& h) { return !h.empty(); }));
+  spdlog::info("tracker: rank {} arrived from {} ({} of {})", c.rank, c.peer, arrived, options_.world_size);
+  if (arrived == options_.world_size) {
+    started_ = true;
+    spdlog::info("tracker: all {} ranks arrived; job {} starts", options_.world_size, job);
+    for (Connection* r : control_) Send(*r, "start " + job);
+  }
+}
+
+void Tracker::HandleControl(Connection& c, const std::string& verb, const std::string& rest) {
+  if (verb == "ping") return;
+  if (verb == "done") {
+    finished_[c.rank] = true;
+    spdlog::info("tracker: rank {} finished", c.rank);
+    if (std::all_of(finished_.begin(), finished_.end(), [](bool f) { return f; })) {
+      ended_ = true;
+      outcome_ = TrackerOutcome{true, AbortKind::kLost, ""};
+    }
+    return;
+  }
+  if (verb == "fail") return End(AbortKind::kFailed, "rank " + std::to_string(c.rank) + " failed: " + rest);
+  spdlog::warn("tracker: rank {} sent an unknown message: {}", c.rank, verb);
+}
+
+void Tracker::HandlePmi(Connection& c, const std::string& verb, const std::string& rest) {
+  if (verb == "put") {
+    auto [key, value] = SplitVerb(rest);
+    kvs_[key] = value;
+  } else if (verb == "commit") {
+    Send(c, "ok");
+  } else if (verb == "get") {
+    auto found = kvs_.find(rest);
+    Send(c, found == kvs_.end() ? std::string("missing") : "value " + found->second);
+  } else if (verb == "barrier") {
+    if (!c.in_barrier) {
+      c.in_barrier = true;
+      ++in_barrier_;
+    }
+    if (in_barrier_ == options_.world_size) {
+      for (auto& other : connections_) {
+        if (other->role == Connection::Role::kPmi && other->in_barrier) {
+          other->in_barrier = false;
+          Send(*other, "barrier-done");
+        }
+      }
+      in_barrier_ = 0;
+    }
+  } else if (verb == "clique") {
+    std::string ranks;
+    for (int r = 0; r < options_.world_size; ++r) {
+      if (hosts_[r] == hosts_[c.rank]) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+    }
+    Send(c, "clique " + ranks);
+  } else if (verb == "abort") {
+    End(AbortKind::kFailed, "rank " + std::to_string(c.rank) + " aborted MPI: " + rest);
+  } else {
+    Send(c, "error unknown request " + verb);
+  }
+}
+
+void Tracker::Handle(Connection& c, const std::string& line) {
+  c.last_heard = std::chrono::steady_clock::now();
+  if (c.role == Connection::Role::kNew) return Admit(c, line);
+  auto [verb, rest] = SplitVerb(line);
+  if (c.role == Connection::Role::kControl) return HandleControl(c, verb, rest);
+  HandlePmi(c, verb, rest);
+}
+
+TrackerOutcome Tracker::Run() {
+  const SteadyTime rendezvous_deadline = After(options_.rendezvous_timeout);
+  SteadyTime next_ping = After(kPingSeconds);
+  std::vector<pollfd> polled;
+  while (!ended_) {
+    polled.assign(1, pollfd{listener_.get(), POLLIN, 0});
+    for (auto& c : connections_) polled.push_back(pollfd{c->channel.fd(), POLLIN, 0});
+    ::poll(polled.data(), polled.size(), 200);
+
+    const size_t existing = connections_.size();
+    for (size_t i = 0; i < existing && !ended_; ++i) {
+      if (!polled[i + 1].revents) continue;
+      Connection& c = *connections_[i];
+      const bool alive = c.channel.Fill();
+      std::string line;
+      while (!ended_ && c.channel.open() && c.channel.TakeLine(&line)) Handle(c, line);
+      if (alive || ended_ || !c.channel.open()) continue;
+      c.channel.Close();
+      if (c.role == Connection::Role::kControl && !finished_[c.rank]) {
+        control_[c.rank] = nullptr;
+        End(AbortKind::kLost, "rank " + std::to_string(c.rank) + " was lost: its connection from " +
+                                  c.peer +
+                                  " closed before it finished (the process died, was killed, or "
+                                  "lost the network)");
+      } else if (c.role == Connection::Role::kPmi && c.in_barrier) {
+        --in_barrier_;
+      }
+    }
+    if (polled[0].revents & POLLIN) Accept();
+    for (Connection*& c : control_) {
+      if (c && !c->channel.open()) c = nullptr;
+    }
+    connections_.erase(std::remove_if(connections_.begin(), connections_.end(),
+                                      [](const auto& c) { return !c->channel.open(); }),
+                       connections_.end());
+    if (ended_) break;
+
+    const SteadyTime now = std::chrono::steady_clock::now();
+    if (!started_ && now >= rendezvous_deadline) {
+      std::vector<int> missing;
+      for (int r = 0; r < options_.world_size; ++r) {
+        if (hosts_[r].empty()) missing.push_back(r);
+      }
+      End(AbortKind::kTimeout,
+          std::string(missing.size() == 1 ? "rank " : "ranks ") + RankList(missing) +
+              " never arrived within " + Seconds(options_.rendezvous_timeout) + " s (" +
+              std::to_string(options_.world_size - static_cast<int>(missing.size())) + " of " +
+              std::to_string(options_.world_size) + " did)");
+      break;
+    }
+    if (now >= next_ping) {
+      next_ping = After(kPingSeconds);
+      for (Connection* c : control_) {
+        if (!c || finished_[c->rank]) continue;
+        if (now - c->last_heard > std::chrono::duration<double>(options_.heartbeat_timeout)) {
+          End(AbortKind::kLost, "rank " + std::to_string(c->rank) + " was lost: silent for " +
+                                    Seconds(options_.heartbeat_timeout) + " s (host down or network cut)");
+          break;
+        }
+        Send(*c, "ping");
+      }
+    }
+  }
+  // Whatever was said last reaches the ranks before the sockets close.
+  for (auto& c : connections_) ::shutdown(c->channel.fd(), SHUT_WR);
+  return outcome_;
+}
+
+}  // namespace sparktorch

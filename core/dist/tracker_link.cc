@@ -1,0 +1,128 @@
+#include "core/dist/tracker_link.h"
+
+#include <sys/socket.h>
+
+#include <spdlog/spdlog.h>
+
+#include "formats/error.h"
+
+namespace sparktorch {
+namespace {
+
+constexpr double kPingSeconds = 1.0;
+
+std::string Seconds(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", s);
+  return text;
+}
+
+}  // namespace
+
+TrackerLink::TrackerLink(const TrackerLinkOptions& options) : options_(options) {
+  const std::string where = "the tracker at " + options_.tracker.ToString();
+  const SteadyTime deadline = After(options_.timeout);
+  channel_ = LineChannel(Connect(options_.tracker, deadline, "the tracker"));
+
+  std::string line;
+  if (channel_.ReadLine(&line, deadline) != LineChannel::Status::kLine ||
+      line.rfind(std::string(kTrackerGreeting) + " ", 0) != 0) {
+    throw RendezvousError(options_.tracker.ToString() + " is not a sparktorch tracker (it did not greet)");
+  }
+  const std::string nonce = line.substr(std::string(kTrackerGreeting).size() + 1);
+  Hello hello{"control", options_.job, options_.rank, options_.world_size, HostKey(), ""};
+  hello.mac = HelloMac(options_.secret, nonce, hello);
+  if (!channel_.WriteLine(FormatHello(hello), deadline)) {
+    throw PeerError(where + " closed the connection", false);
+  }
+  // Answers until the start: "ok", then pings, then "start JOB"; or "refused"/"abort".
+  for (;;) {
+    LineChannel::Status status = channel_.ReadLine(&line, deadline);
+    if (status == LineChannel::Status::kTimeout) {
+      throw RendezvousError("not every rank arrived at " + where + " within " +
+                            Seconds(options_.timeout) + " s");
+    }
+    if (status == LineChannel::Status::kClosed) {
+      throw PeerError(where + " closed the connection before the job started", false);
+    }
+    auto [verb, rest] = SplitVerb(line);
+    if (verb == "ok" || verb == "ping") continue;
+    if (verb == "refused") {
+      throw RefusedError(where + " refused rank " + std::to_string(options_.rank) + ": " + rest);
+    }
+    if (verb == "abort") {
+      auto [kind, message] = SplitVerb(rest);
+      if (ParseAbortKind(kind) == AbortKind::kTimeout) throw RendezvousError(message);
+      throw PeerError(message, ParseAbortKind(kind) == AbortKind::kFailed);
+    }
+    if (verb == "start") {
+      job_id_ = static_cast<uint32_t>(std::stoul(rest));
+      return;
+    }
+  }
+}
+
+TrackerLink::~TrackerLink() { StopWatching(); }
+
+bool TrackerLink::Say(const std::string& line) {
+  std::lock_guard<std::mutex> lock(write_mutex_);
+  return channel_.WriteLine(line, After(2));
+}
+
+void TrackerLink::Watch(AbortHandler on_abort) {
+  watcher_ = std::thread([this, on_abort] {
+    SteadyTime next_ping = After(kPingSeconds);
+    SteadyTime last_heard = std::chrono::steady_clock::now();
+    const std::string where = "the tracker at " + options_.tracker.ToString();
+    std::string line;
+    while (!stop_) {
+      LineChannel::Status status = channel_.ReadLine(&line, std::min(next_ping, After(0.2)));
+      if (stop_) return;
+      if (status == LineChannel::Status::kLine) {
+        last_heard = std::chrono::steady_clock::now();
+        auto [verb, rest] = SplitVerb(line);
+        if (verb == "abort") {
+          auto [kind, message] = SplitVerb(rest);
+          on_abort(ParseAbortKind(kind).value_or(AbortKind::kLost), message);
+        }
+        continue;
+      }
+      if (status == LineChannel::Status::kClosed) {
+        on_abort(AbortKind::kLost, where + " was lost: the connection closed");
+      }
+      const SteadyTime now = std::chrono::steady_clock::now();
+      if (now - last_heard > std::chrono::duration<double>(options_.heartbeat_timeout)) {
+        on_abort(AbortKind::kLost, where + " was lost: silent for " +
+                                       Seconds(options_.heartbeat_timeout) + " s");
+      }
+      if (now >= next_ping) {
+        next_ping = After(kPingSeconds);
+        Say("ping");
+      }
+    }
+  });
+}
+
+void TrackerLink::StopWatching() {
+  stop_ = true;
+  if (watcher_.joinable()) watcher_.join();
+}
+
+void TrackerLink::Done() {
+  StopWatching();
+  Say("done");
+  ::shutdown(channel_.fd(), SHUT_WR);
+}
+
+void TrackerLink::Fail(const std::string& message) {
+  // This rank's own error decides its exit code, not the abort the tracker echoes back.
+  StopWatching();
+  std::string line = "fail " + message;
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  Say(line);
+  ::shutdown(channel_.fd(), SHUT_WR);
+}
+
+}  // namespace sparktorch

@@ -1,0 +1,70 @@
+#ifndef SPARKTORCH_CORE_DIST_TRACKER_LINK_H_
+#define SPARKTORCH_CORE_DIST_TRACKER_LINK_H_
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "core/dist/tracker_protocol.h"
+#include "core/net/socket.h"
+
+namespace sparktorch {
+
+struct TrackerLinkOptions {
+  Address tracker;
+  int rank = 0;
+  int world_size = 1;
+  std::string job = "-";    // the job id this rank belongs to, "-" for whichever the tracker runs
+  std::string secret;       // empty: none
+  double timeout = 120;     // seconds to reach the tracker and for every rank to arrive
+  double heartbeat_timeout = 30;
+};
+
+// Called from the watcher thread when the job must end: another rank was lost or failed, the
+// rendezvous timed out, or the tracker went silent. It must end the process (MPI may hold the
+// main thread in a collective that will never complete) and never returns.
+using AbortHandler = std::function<void(AbortKind kind, const std::string& message)>;
+
+// A rank's control link to the tracker: admission, the wait for every rank, and liveness in
+// both directions for the rest of the job.
+class TrackerLink {
+ public:
+  // Connects, authenticates, and waits until every rank has arrived. Throws RendezvousError
+  // (tracker unreachable, or not all ranks arrived), RefusedError (the tracker said no) or
+  // PeerError (the tracker ended the job or went away meanwhile).
+  explicit TrackerLink(const TrackerLinkOptions& options);
+  // Stops the watcher. Does not tell the tracker anything: call Done or Fail first.
+  ~TrackerLink();
+
+  // The job id the tracker assigned.
+  uint32_t job_id() const { return job_id_; }
+
+  // Starts the watcher thread, which answers pings and calls `on_abort` when the job ends
+  // under this rank.
+  void Watch(AbortHandler on_abort);
+
+  // Tells the tracker this rank finished its work; after this, a lost peer no longer matters
+  // to this rank. Stops the watcher.
+  void Done();
+  // Tells the tracker this rank failed, with the message every other rank will print. Best
+  // effort: the tracker learns of the loss anyway when the process exits.
+  void Fail(const std::string& message);
+
+ private:
+  void StopWatching();
+  bool Say(const std::string& line);
+
+  TrackerLinkOptions options_;
+  LineChannel channel_;
+  uint32_t job_id_ = 0;
+  std::mutex write_mutex_;
+  std::atomic<bool> stop_{false};
+  std::thread watcher_;
+};
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CORE_DIST_TRACKER_LINK_H_

@@ -1,0 +1,101 @@
+#include "core/dist/tracker_protocol.h"
+
+#include <fstream>
+#include <random>
+#include <sstream>
+
+#include "core/net/socket.h"
+#include "formats/hmac_sha256.h"
+
+namespace sparktorch {
+
+const char* AbortKindName(AbortKind kind) {
+  switch (kind) {
+    case AbortKind::kLost:
+      return "lost";
+    case AbortKind::kFailed:
+      return "failed";
+    case AbortKind::kTimeout:
+      return "timeout";
+  }
+  return "lost";
+}
+
+std::optional<AbortKind> ParseAbortKind(const std::string& name) {
+  if (name == "lost") return AbortKind::kLost;
+  if (name == "failed") return AbortKind::kFailed;
+  if (name == "timeout") return AbortKind::kTimeout;
+  return std::nullopt;
+}
+
+std::string HelloMac(const std::string& secret, const std::string& nonce, const Hello& hello) {
+  if (secret.empty()) return "-";
+  // The MAC binds the challenge to everything the hello claims, so no claim can be replayed or
+  // altered without the secret.
+  return HmacSha256Hex(secret, std::string(kTrackerGreeting) + "|" + nonce + "|" + hello.role + "|" +
+                                   hello.job + "|" + std::to_string(hello.rank) + "|" +
+                                   std::to_string(hello.world_size) + "|" + hello.host);
+}
+
+std::string FormatHello(const Hello& h) {
+  return "hello " + h.role + " " + h.job + " " + std::to_string(h.rank) + " " +
+         std::to_string(h.world_size) + " " + h.host + " " + h.mac;
+}
+
+std::optional<Hello> ParseHello(const std::string& line) {
+  std::istringstream in(line);
+  std::string verb, rank, world;
+  Hello h;
+  if (!(in >> verb >> h.role >> h.job >> rank >> world >> h.host >> h.mac) || verb != "hello") {
+    return std::nullopt;
+  }
+  std::string extra;
+  if (in >> extra) return std::nullopt;
+  if (h.role != "control" && h.role != "pmi") return std::nullopt;
+  auto number = [](const std::string& s) {
+    return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (!number(rank) || !number(world)) return std::nullopt;
+  h.rank = std::stoi(rank);
+  h.world_size = std::stoi(world);
+  return h;
+}
+
+std::string HostKey() {
+  std::string boot_id;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+  std::string key = HostName() + "/" + (boot_id.empty() ? "-" : boot_id);
+  for (char& c : key) {
+    if (c == ' ' || c == '\n' || c == '\t') c = '_';
+  }
+  return key;
+}
+
+std::string RandomHex(size_t bytes) {
+  static const char kDigits[] = "0123456789abcdef";
+  std::random_device device;  // the kernel's getrandom on Linux
+  std::string hex;
+  for (size_t i = 0; i < bytes; ++i) {
+    unsigned v = device() & 0xff;
+    hex += kDigits[v >> 4];
+    hex += kDigits[v & 15];
+  }
+  return hex;
+}
+
+std::pair<std::string, std::string> SplitVerb(const std::string& line) {
+  size_t space = line.find(' ');
+  if (space == std::string::npos) return {line, ""};
+  return {line.substr(0, space), line.substr(space + 1)};
+}
+
+std::string RankList(const std::vector<int>& ranks) {
+  std::string text;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i > 0) text += i + 1 == ranks.size() ? " and " : ", ";
+    text += std::to_string(ranks[i]);
+  }
+  return text;
+}
+
+}  // namespace sparktorch

@@ -1,0 +1,53 @@
+#ifndef SPARKTORCH_CORE_DIST_TRACKER_PROTOCOL_H_
+#define SPARKTORCH_CORE_DIST_TRACKER_PROTOCOL_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+// The tracker's wire protocol: lines of text over TCP, specified in formats/README.md
+// ("Tracker protocol"). Shared by the tracker (`sparktorch serve`), the ranks' control link and
+// libsparktorch_pmi.so, which is why it knows no logging and no torch.
+
+namespace sparktorch {
+
+inline constexpr const char* kTrackerGreeting = "sparktorch-tracker 1";
+
+// Why the tracker ended a job; each kind has its own exit code (cli/exit_codes.h).
+enum class AbortKind { kLost, kFailed, kTimeout };
+const char* AbortKindName(AbortKind kind);  // "lost", "failed", "timeout"
+std::optional<AbortKind> ParseAbortKind(const std::string& name);
+
+// What a connection says it is, in its first line.
+struct Hello {
+  std::string role;      // "control" (a rank's liveness link) or "pmi" (its MPI bootstrap)
+  std::string job;       // the job id the rank was told, or "-" for any
+  int rank = -1;
+  int world_size = 0;
+  std::string host;      // names the machine, so that ranks on one host form a clique
+  std::string mac;       // HMAC of the challenge under the job's secret, "-" without a secret
+};
+
+// The MAC a client sends in reply to the greeting's `nonce`. Empty secret: "-".
+std::string HelloMac(const std::string& secret, const std::string& nonce, const Hello& hello);
+
+std::string FormatHello(const Hello& hello);
+// Parses a hello line; returns nullopt when it is not one.
+std::optional<Hello> ParseHello(const std::string& line);
+
+// A string naming this machine: the host name and the kernel's boot id, without spaces.
+std::string HostKey();
+
+// Random bytes from the kernel, as lower-case hex (2 characters a byte).
+std::string RandomHex(size_t bytes);
+
+// Splits "verb rest of the line" at the first space.
+std::pair<std::string, std::string> SplitVerb(const std::string& line);
+
+// "0, 2 and 5".
+std::string RankList(const std::vector<int>& ranks);
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CORE_DIST_TRACKER_PROTOCOL_H_

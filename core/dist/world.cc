@@ -1,0 +1,174 @@
+#include "core/dist/world.h"
+
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+
+#include <spdlog/spdlog.h>
+
+#include "core/dist/mpi_communicator.h"
+#include "core/dist/tracker.h"
+#include "formats/error.h"
+
+namespace sparktorch {
+namespace {
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// Sets what Open MPI's flux component needs to bootstrap through libsparktorch_pmi.so.
+void PrepareMpiEnvironment(const WorldOptions& options, uint32_t job_id) {
+  const std::string job = std::to_string(job_id);
+  setenv("FLUX_JOB_ID", job.c_str(), 1);
+  setenv("FLUX_PMI_LIBRARY_PATH", options.pmi_library.c_str(), 1);
+  setenv("SPARKTORCH_TRACKER", options.tracker->ToString().c_str(), 1);
+  setenv("SPARKTORCH_RANK", std::to_string(options.rank).c_str(), 1);
+  setenv("SPARKTORCH_WORLD_SIZE", std::to_string(options.world_size).c_str(), 1);
+  setenv("SPARKTORCH_JOB_ID", job.c_str(), 1);
+  // Only the flux component can bootstrap here; choosing it outright turns a missing library
+  // into an error instead of a singleton world of one. A user's own setting wins.
+  setenv("OMPI_MCA_pmix", "flux", 0);
+}
+
+}  // namespace
+
+std::unique_ptr<World> World::Join(const WorldOptions& options) {
+  std::unique_ptr<World> world(new World());
+  const bool tracker = options.tracker.has_value();
+  if (!tracker && (options.rank >= 0 || options.world_size > 0)) {
+    throw UsageError("--rank and --world-size go with --tracker HOST:PORT");
+  }
+  if (tracker) {
+    if (options.rank < 0 || options.world_size < 1) {
+      throw UsageError("--tracker needs --rank R and --world-size N");
+    }
+    if (options.rank >= options.world_size) {
+      throw UsageError("--rank " + std::to_string(options.rank) + " is out of range for --world-size " +
+                       std::to_string(options.world_size));
+    }
+    if (options.mode == TrainMode::kLocal) throw UsageError("--tracker trains with --mode sync, not local");
+    if (options.under_mpirun) throw UsageError("--tracker is for processes that mpirun did not start");
+  }
+  if (options.mode == TrainMode::kSync && !tracker && !options.under_mpirun) {
+    throw UsageError("--mode sync needs ranks: run under mpirun, or give --tracker HOST:PORT "
+                     "--rank R --world-size N");
+  }
+  const bool sync = options.mode != TrainMode::kLocal && (tracker || options.under_mpirun);
+  if (!sync) {
+    world->comm_ = std::make_unique<LocalCommunicator>();
+    return world;
+  }
+  world->sync_ = true;
+
+  if (tracker) {
+    world->launcher_ = "tracker";
+    if (!MpiBuilt()) InitMpi();  // throws the explanation
+    if (!FileExists(options.pmi_library)) {
+      throw UsageError("--tracker needs libsparktorch_pmi.so beside the binary; not found at " +
+                       options.pmi_library);
+    }
+    TrackerLinkOptions link;
+    link.tracker = *options.tracker;
+    link.rank = options.rank;
+    link.world_size = options.world_size;
+    link.job = options.job;
+    link.secret = options.secret;
+    link.timeout = options.timeout;
+    world->link_ = std::make_unique<TrackerLink>(link);
+    world->link_->Watch(options.on_abort);
+    spdlog::info("rank {} of {}: every rank arrived at the tracker {}; job {}", options.rank,
+                 options.world_size, options.tracker->ToString(), world->link_->job_id());
+    PrepareMpiEnvironment(options, world->link_->job_id());
+    world->comm_ = InitMpi();
+    if (world->comm_->rank() != options.rank || world->comm_->world_size() != options.world_size) {
+      throw UsageError("MPI made this process rank " + std::to_string(world->comm_->rank()) + " of " +
+                       std::to_string(world->comm_->world_size()) + ", not rank " +
+                       std::to_string(options.rank) + " of " + std::to_string(options.world_size) +
+                       " (is OMPI_MCA_pmix set to something other than flux?)");
+    }
+    return world;
+  }
+
+  world->launcher_ = "mpirun";
+  world->comm_ = InitMpi();
+  if (world->comm_->world_size() > 1) world->StartHub(options);
+  return world;
+}
+
+void World::StartHub(const WorldOptions& options) {
+  Communicator& comm = *comm_;
+  // Rank 0 runs the liveness hub; the others learn where it is, and its one-off secret, from a
+  // broadcast. Ranks on rank 0's host reach it on loopback, the others by its host name.
+  char message[1024] = {0};
+  if (comm.rank() == 0) {
+    TrackerOptions hub;
+    hub.listen = Address{"0.0.0.0", 0};
+    hub.world_size = comm.world_size();
+    hub.secret = RandomHex(16);
+    hub.serve_pmi = false;
+    hub.rendezvous_timeout = options.timeout;
+    auto tracker = std::make_shared<Tracker>(hub);
+    std::snprintf(message, sizeof message, "%s %s %d %s", HostKey().c_str(), HostName().c_str(),
+                  tracker->port(), hub.secret.c_str());
+    std::packaged_task<void()> run([tracker] {
+      TrackerOutcome outcome = tracker->Run();
+      if (!outcome.ok) spdlog::debug("liveness hub ended: {}", outcome.message);
+    });
+    hub_done_ = run.get_future();
+    hub_ = std::thread(std::move(run));
+  }
+  comm.Broadcast(message, sizeof message, 0);
+  std::istringstream fields(message);
+  std::string host_key, host_name, secret;
+  int port = 0;
+  fields >> host_key >> host_name >> port >> secret;
+
+  TrackerLinkOptions link;
+  link.tracker = Address{host_key == HostKey() ? "127.0.0.1" : host_name, port};
+  link.rank = comm.rank();
+  link.world_size = comm.world_size();
+  link.secret = secret;
+  link.timeout = options.timeout;
+  link_ = std::make_unique<TrackerLink>(link);
+  link_->Watch(options.on_abort);
+  spdlog::debug("rank {} of {}: linked to rank 0's liveness hub at {}", comm.rank(), comm.world_size(),
+                link.tracker.ToString());
+}
+
+void World::Finish() {
+  if (!sync_) return;
+  comm_->Barrier();
+  FinalizeMpi();
+  finished_ = true;
+  if (link_) link_->Done();
+  if (hub_.joinable()) hub_.join();  // ends once every rank said it finished
+}
+
+void World::Fail(const std::string& message) noexcept {
+  try {
+    if (link_) link_->Fail(message);
+    // Under mpirun the hub lives in this process: give it the moment it needs to pass the
+    // message on before the process exits and takes it down.
+    if (hub_.joinable() && hub_done_.wait_for(std::chrono::seconds(3)) == std::future_status::ready) {
+      hub_.join();
+    }
+  } catch (...) {
+  }
+}
+
+World::~World() {
+  link_.reset();
+  if (hub_.joinable()) {
+    if (hub_done_.valid() && hub_done_.wait_for(std::chrono::seconds(0)) == std::future_status::ready) {
+      hub_.join();
+    } else {
+      hub_.detach();  // the process is about to exit; the hub goes with it
+    }
+  }
+}
+
+}  // namespace sparktorch

@@ -1,0 +1,224 @@
+#include "core/net/socket.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <thread>
+
+#include "formats/error.h"
+
+namespace sparktorch {
+namespace {
+
+int MillisUntil(SteadyTime deadline) {
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+  return static_cast<int>(std::max<int64_t>(0, std::min<int64_t>(left.count(), 1 << 30)));
+}
+
+// Resolves host (empty: any) to an IPv4 socket address. Returns an error text, or "" on success.
+std::string Resolve(const Address& address, sockaddr_in* out) {
+  std::memset(out, 0, sizeof *out);
+  out->sin_family = AF_INET;
+  out->sin_port = htons(static_cast<uint16_t>(address.port));
+  if (address.host.empty() || address.host == "0.0.0.0" || address.host == "*") {
+    out->sin_addr.s_addr = htonl(INADDR_ANY);
+    return "";
+  }
+  if (inet_pton(AF_INET, address.host.c_str(), &out->sin_addr) == 1) return "";
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  int rc = getaddrinfo(address.host.c_str(), nullptr, &hints, &found);
+  if (rc != 0 || !found) return std::string("cannot resolve host name: ") + gai_strerror(rc);
+  out->sin_addr = reinterpret_cast<sockaddr_in*>(found->ai_addr)->sin_addr;
+  freeaddrinfo(found);
+  return "";
+}
+
+void SetCloexecNodelay(int fd) {
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
+}  // namespace
+
+Fd& Fd::operator=(Fd&& other) noexcept {
+  if (this != &other) {
+    reset();
+    fd_ = other.release();
+  }
+  return *this;
+}
+
+void Fd::reset() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+}
+
+SteadyTime After(double seconds) {
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+             std::chrono::duration<double>(seconds));
+}
+
+Address ParseAddress(const std::string& text, const std::string& what) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string::npos || colon + 1 == text.size()) {
+    throw UsageError(what + " " + text + ": expected HOST:PORT");
+  }
+  Address address;
+  address.host = text.substr(0, colon);
+  const std::string port = text.substr(colon + 1);
+  if (port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoi(port) > 65535) {
+    throw UsageError(what + " " + text + ": the port must be a number in 0..65535");
+  }
+  address.port = std::stoi(port);
+  return address;
+}
+
+Fd Listen(const Address& address) {
+  sockaddr_in addr;
+  std::string problem = Resolve(address, &addr);
+  if (!problem.empty()) throw RendezvousError("cannot listen on " + address.ToString() + ": " + problem);
+  Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) throw RendezvousError("cannot create a socket: " + std::string(std::strerror(errno)));
+  int one = 1;
+  setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      ::listen(fd.get(), 128) != 0) {
+    throw RendezvousError("cannot listen on " + address.ToString() + ": " + std::strerror(errno));
+  }
+  return fd;
+}
+
+int LocalPort(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof addr;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return 0;
+  return ntohs(addr.sin_port);
+}
+
+std::string PeerName(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof addr;
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "?";
+  char text[INET_ADDRSTRLEN] = "?";
+  inet_ntop(AF_INET, &addr.sin_addr, text, sizeof text);
+  return std::string(text) + ":" + std::to_string(ntohs(addr.sin_port));
+}
+
+std::string HostName() {
+  char name[256] = {0};
+  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
+Fd Connect(const Address& address, SteadyTime deadline, const std::string& what) {
+  std::string last = "timed out";
+  int backoff_ms = 20;
+  for (;;) {
+    sockaddr_in addr;
+    std::string problem = Resolve(address, &addr);
+    if (problem.empty()) {
+      Fd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
+      if (!fd.valid()) throw RendezvousError("cannot create a socket: " + std::string(std::strerror(errno)));
+      int rc = ::connect(fd.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+      if (rc != 0 && errno == EINPROGRESS) {
+        pollfd p{fd.get(), POLLOUT, 0};
+        rc = ::poll(&p, 1, std::max(1, MillisUntil(deadline)));
+        int err = ETIMEDOUT;
+        socklen_t len = sizeof err;
+        if (rc == 1) getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
+        rc = err == 0 ? 0 : -1;
+        errno = err;
+      }
+      if (rc == 0) {
+        int flags = fcntl(fd.get(), F_GETFL);
+        fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK);
+        SetCloexecNodelay(fd.get());
+        return fd;
+      }
+      last = std::strerror(errno);
+    } else {
+      last = problem;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(std::min(backoff_ms, MillisUntil(deadline) + 1)));
+    backoff_ms = std::min(backoff_ms * 2, 1000);
+  }
+  throw RendezvousError("cannot reach " + what + " at " + address.ToString() + ": " + last);
+}
+
+bool LineChannel::Fill() {
+  char chunk[65536];
+  for (;;) {
+    ssize_t n = ::recv(fd_.get(), chunk, sizeof chunk, MSG_DONTWAIT);
+    if (n > 0) {
+      buffer_.append(chunk, static_cast<size_t>(n));
+      if (buffer_.size() > kMaxLineBytes && buffer_.find('\n') == std::string::npos) return false;
+      if (static_cast<size_t>(n) < sizeof chunk) return true;
+      continue;
+    }
+    if (n == 0) return false;
+    if (errno == EINTR) continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK;
+  }
+}
+
+bool LineChannel::TakeLine(std::string* line) {
+  size_t end = buffer_.find('\n');
+  if (end == std::string::npos) return false;
+  line->assign(buffer_, 0, end);
+  buffer_.erase(0, end + 1);
+  return true;
+}
+
+LineChannel::Status LineChannel::ReadLine(std::string* line, SteadyTime deadline) {
+  for (;;) {
+    if (TakeLine(line)) return Status::kLine;
+    if (!fd_.valid()) return Status::kClosed;
+    pollfd p{fd_.get(), POLLIN, 0};
+    int rc = ::poll(&p, 1, MillisUntil(deadline));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc == 0) return Status::kTimeout;
+    if (rc < 0 || !Fill()) {
+      if (TakeLine(line)) return Status::kLine;  // the peer's last words before it closed
+      return Status::kClosed;
+    }
+  }
+}
+
+bool LineChannel::WriteLine(std::string_view line, SteadyTime deadline) {
+  if (!fd_.valid()) return false;
+  std::string data(line);
+  data += '\n';
+  size_t sent = 0;
+  while (sent < data.size()) {
+    ssize_t n = ::send(fd_.get(), data.data() + sent, data.size() - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+      pollfd p{fd_.get(), POLLOUT, 0};
+      if (::poll(&p, 1, MillisUntil(deadline)) <= 0) return false;
+      continue;
+    }
+    return false;
+  }
+  return true;
+}
+
+}  // namespace sparktorch
