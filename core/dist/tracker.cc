@@ -41,10 +41,12 @@ struct Tracker::Connection {
 Tracker::Tracker(TrackerOptions options) : options_(std::move(options)) {
   if (options_.world_size < 1) throw UsageError("--world-size must be at least 1");
   if (options_.job_id == 0) {
-    // Open MPI reads the job id as a 32-bit number; it names shared-memory segments, so jobs
-    // on one host must not share it.
+    // Open MPI reads the job id as a 32-bit number, a 16-bit job family over a 16-bit local job
+    // (as mpirun makes them: [[family,1]]); it names shared-memory segments, so jobs on one host
+    // must not share it. With local job bits of its own choosing, Open MPI 4.1 gave the ranks
+    // of one job different names, and their connections failed.
     std::random_device random;
-    options_.job_id = 1 + random() % 0x7ffffffe;
+    options_.job_id = ((1 + random() % 0x7ffe) << 16) | 1;
   }
   listener_ = Listen(options_.listen);
   control_.assign(options_.world_size, nullptr);

@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Ranks started as plain processes and bootstrapped by `sparktorch serve` (as Spark tasks are)
+# train the same model as mpirun with the same ranks and rows; uneven and empty partitions
+# finish, and every rank ends with the same weights (man sparktorch, SYNCHRONOUS TRAINING).
+source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/sync_lib.sh"
+setup_workdir sync_tracker
+require_data train2k.csv
+write_mlp_spec spec.json
+COMMON=(--model spec.json --epochs 2 --batch-size 32 --seed 5)
+
+# tracker_run N: ranks 0..N-1 on part0.csv... through a tracker; all must exit 0.
+tracker_run() {
+  local n=$1 r
+  start_tracker "$n"
+  for ((r = 0; r < n; r++)); do start_rank "$r" "$n" "part$r.csv" "${COMMON[@]}"; done
+  for ((r = 0; r < n; r++)); do
+    wait_for "${RANK_PID[r]}"
+    assert_eq 0 "$RC" "rank $r's exit status ($(cat "err.$r"))"
+  done
+  wait_for "$TRACKER_PID"
+  assert_eq 0 "$RC" "the tracker's exit status ($(tail -3 tracker.err))"
+  grep -q "all $n ranks finished" tracker.err || fail "the tracker did not log that all ranks finished"
+  for ((r = 0; r < n; r++)); do
+    assert_eq "$(summary_field out.0 weights_crc32)" "$(summary_field "out.$r" weights_crc32)" \
+      "rank $r's weights checksum against rank 0's"
+  done
+}
+
+# mpirun_run N: the same ranks and rows under mpirun (one input file a rank).
+mpirun_run() {
+  local n=$1 files=() r rc=0
+  for ((r = 0; r < n; r++)); do files+=("part$r.csv"); done
+  mpirun -np "$n" sh -c 'exec "$0" -q train "$@" >"mpi.$OMPI_COMM_WORLD_RANK"' \
+    "$SPARKTORCH" "${COMMON[@]}" --input "${files[@]}" >mpirun.log 2>&1 || rc=$?
+  assert_eq 0 "$rc" "mpirun's exit status ($(tail -5 mpirun.log))"
+}
+
+for n in 2 3 4; do
+  check "$n ranks through the tracker: the same weights as mpirun -np $n with the same rows"
+  counts=()
+  for ((r = 0; r < n; r++)); do counts+=($((120 + 40 * r))); done
+  split_rows "$DATA/train2k.csv" "${counts[@]}"
+  tracker_run "$n"
+  mpirun_run "$n"
+  assert_eq "$(summary_field mpi.0 weights_crc32)" "$(summary_field out.0 weights_crc32)" \
+    "weights checksum, mpirun against the tracker"
+  assert_eq "${counts[n - 1]}" "$(summary_field "out.$((n - 1))" partition_rows)" "rows of the last rank"
+done
+
+check "uneven partitions (1000, 10 and 0 rows): every rank finishes with the same weights"
+split_rows "$DATA/train2k.csv" 1000 10 0
+tracker_run 3
+assert_eq 1010 "$(summary_field out.0 rows)" "rows trained on in the last epoch, all ranks"
+assert_eq 32 "$(summary_field out.2 steps)" "steps of the empty rank (those of the largest)"
+assert_eq 0 "$(summary_field out.2 partition_rows)" "rows of the empty rank"
+grep -q "no rows in this partition; it takes part in every step with none" err.2 ||
+  fail "the empty rank did not say it has no rows: $(cat err.2)"
