@@ -132,10 +132,12 @@ void Tracker::Admit(Connection& c, const std::string& line) {
   Send(c, "ok");
   const int arrived = static_cast<int>(std::count_if(hosts_.begin(), hosts_.end(),
                                                      [](const std::string& h) { return !h.empty(); }));
-  spdlog::info("tracker: rank {} arrived from {} ({} of {})", c.rank, c.peer, arrived, options_.world_size);
+  spdlog::log(options_.serve_pmi ? spdlog::level::info : spdlog::level::debug,
+              "tracker: rank {} arrived from {} ({} of {})", c.rank, c.peer, arrived, options_.world_size);
   if (arrived == options_.world_size) {
     started_ = true;
-    spdlog::info("tracker: all {} ranks arrived; job {} starts", options_.world_size, job);
+    spdlog::log(options_.serve_pmi ? spdlog::level::info : spdlog::level::debug,
+                "tracker: all {} ranks arrived; job {} starts", options_.world_size, job);
     for (Connection* r : control_) Send(*r, "start " + job);
   }
 }
@@ -144,7 +146,8 @@ void Tracker::HandleControl(Connection& c, const std::string& verb, const std::s
   if (verb == "ping") return;
   if (verb == "done") {
     finished_[c.rank] = true;
-    spdlog::info("tracker: rank {} finished", c.rank);
+    spdlog::log(options_.serve_pmi ? spdlog::level::info : spdlog::level::debug,
+                "tracker: rank {} finished", c.rank);
     if (std::all_of(finished_.begin(), finished_.end(), [](bool f) { return f; })) {
       ended_ = true;
       outcome_ = TrackerOutcome{true, AbortKind::kLost, ""};
@@ -253,7 +256,9 @@ TrackerOutcome Tracker::Run() {
       next_ping = After(kPingSeconds);
       for (Connection* c : control_) {
         if (!c || finished_[c->rank]) continue;
-        if (now - c->last_heard > std::chrono::duration<double>(options_.heartbeat_timeout)) {
+        // Before the start a rank only waits (it pings once training runs); the rendezvous
+        // timeout covers that time.
+        if (started_ && now - c->last_heard > std::chrono::duration<double>(options_.heartbeat_timeout)) {
           End(AbortKind::kLost, "rank " + std::to_string(c->rank) + " was lost: silent for " +
                                     Seconds(options_.heartbeat_timeout) + " s (host down or network cut)");
           break;

@@ -18,6 +18,7 @@ struct TrackerOptions {
   uint32_t job_id = 0;     // handed to the ranks (MPI's job id, FLUX_JOB_ID); 0: a random one
   std::string secret;      // ranks must prove they hold it; empty: no authentication
   bool serve_pmi = true;   // false for the liveness-only hub that rank 0 runs under mpirun
+                           // (which also logs arrivals only at debug level)
   double rendezvous_timeout = 120;  // seconds for all ranks to arrive
   double heartbeat_timeout = 30;    // seconds of silence after which a rank counts as lost
 };

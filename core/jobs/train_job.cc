@@ -175,6 +175,7 @@ json EpochJson(const EpochStats& s) {
   if (s.train_accuracy) j["train_accuracy"] = *s.train_accuracy;
   if (s.validation_loss) j["validation_loss"] = *s.validation_loss;
   if (s.validation_accuracy) j["validation_accuracy"] = *s.validation_accuracy;
+  if (s.allreduce_seconds > 0) j["allreduce_seconds"] = s.allreduce_seconds;
   return j;
 }
 
@@ -263,7 +264,7 @@ void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* 
                      : std::string());
   }
   if (data.rows() > 0 && data.features.size(1) != static_cast<int64_t>(width)) {
-    throw InputError(where + DescribeInputs(inputs) + ": rows have " +
+    throw InputError(DescribeInputs(inputs) + ": rows have " +
                      std::to_string(data.features.size(1)) + " features, another rank's have " +
                      std::to_string(static_cast<int64_t>(width)));
   }
@@ -306,7 +307,7 @@ void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* 
   Trainer trainer(module, loss, *optimizer, comm, device, options.train);
 
   std::ofstream metrics;
-  if (!options.metrics_path.empty()) {
+  if (!options.metrics_path.empty() && rank == 0) {  // the metrics are the world's, alike on every rank
     metrics.open(options.metrics_path, std::ios::trunc);
     if (!metrics) throw UsageError("--metrics " + options.metrics_path + ": cannot write this file");
   }

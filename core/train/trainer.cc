@@ -174,6 +174,7 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
                                            : torch::arange(rows, torch::kLong);
     // Sums over this rank's rows: loss, correct predictions, rows.
     double sums[3] = {0, 0, 0};
+    double allreduce_seconds = 0;
     for (int64_t step = 0; step < steps; ++step) {
       int64_t begin = step * batch;
       int64_t n = std::max<int64_t>(0, std::min(batch, rows - begin));
@@ -193,7 +194,13 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
         sums[2] += n;
       }
       // A step where no rank had rows changes nothing (and every rank skips it alike).
-      if (!flat_grads_.defined() || AverageGradients(n) > 0) optimizer_.step();
+      bool step_rows = true;
+      if (flat_grads_.defined()) {
+        const auto reduce_start = Clock::now();
+        step_rows = AverageGradients(n) > 0;
+        allreduce_seconds += Seconds(reduce_start);
+      }
+      if (step_rows) optimizer_.step();
       // -v: ten progress lines an epoch.
       if (steps >= 10 && (step + 1) % (steps / 10) == 0 && spdlog::should_log(spdlog::level::debug)) {
         spdlog::debug("epoch {} step {}/{}: mean loss so far {:.4f}", epoch, step + 1, steps,
@@ -214,6 +221,7 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
       stats.validation_accuracy = accuracy;
     }
     stats.seconds = Seconds(epoch_start);
+    stats.allreduce_seconds = allreduce_seconds;
     stats.elapsed = Seconds(start);
     stats.samples_per_second = stats.seconds > 0 ? stats.rows / stats.seconds : 0;
     result.epochs.push_back(stats);

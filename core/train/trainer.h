@@ -41,6 +41,7 @@ struct EpochStats {
   double seconds = 0;  // this epoch
   double elapsed = 0;  // since training started
   double samples_per_second = 0;
+  double allreduce_seconds = 0;  // this epoch's time in the gradient all-reduce (with > 1 rank)
 };
 
 struct TrainResult {

@@ -369,3 +369,64 @@ TEST(SelectRows, WithoutIdsGivesNoIds) {
 
 }  // namespace
 }  // namespace sparktorch
+
+namespace sparktorch {
+namespace {
+
+// The labels of the rows rank `rank` of `world` reads from `inputs`.
+std::vector<float> SharedLabels(const std::vector<std::string>& inputs, int rank, int world,
+                                bool header = false) {
+  RowSourceOptions options = Csv();
+  options.format.header = header;
+  options.share_rank = rank;
+  options.share_world = world;
+  RowSource source(inputs, options);
+  std::vector<float> labels;
+  for (const ReadRow& row : ReadAll(source)) labels.push_back(row.label[0]);
+  return labels;
+}
+
+TEST(RowSourceShare, AtLeastAsManyFilesAsRanksGoesByFile) {
+  TempDir dir;
+  std::vector<std::string> files = {dir.Write("a.csv", "0,1\n"), dir.Write("b.csv", "1,1\n"),
+                                    dir.Write("c.csv", "2,1\n")};
+  EXPECT_EQ(SharedLabels(files, 0, 2), (std::vector<float>{0, 2}));
+  EXPECT_EQ(SharedLabels(files, 1, 2), (std::vector<float>{1}));
+}
+
+TEST(RowSourceShare, FewerFilesThanRanksGoByContiguousLineRanges) {
+  TempDir dir;
+  std::string text;
+  for (int i = 0; i < 10; ++i) text += std::to_string(i) + ",1\n";
+  std::vector<std::string> one = {dir.Write("one.csv", text)};
+  EXPECT_EQ(SharedLabels(one, 0, 3), (std::vector<float>{0, 1, 2}));
+  EXPECT_EQ(SharedLabels(one, 1, 3), (std::vector<float>{3, 4, 5}));
+  EXPECT_EQ(SharedLabels(one, 2, 3), (std::vector<float>{6, 7, 8, 9}));
+}
+
+TEST(RowSourceShare, LineRangesSkipEachFilesHeaderAndSpanFiles) {
+  TempDir dir;
+  std::vector<std::string> files = {dir.Write("a.csv", "label,x\n0,1\n1,1\n2,1\n"),
+                                    dir.WriteGzip("b.csv.gz", "label,x\n3,1\n")};
+  std::vector<float> all;
+  for (int rank = 0; rank < 3; ++rank) {
+    std::vector<float> mine = SharedLabels(files, rank, 3, /*header=*/true);
+    all.insert(all.end(), mine.begin(), mine.end());
+  }
+  EXPECT_EQ(all, (std::vector<float>{0, 1, 2, 3}));
+  EXPECT_EQ(SharedLabels(files, 2, 3, true), (std::vector<float>{2, 3}));
+}
+
+TEST(RowSourceShare, LineNumbersInErrorsAreTheFilesOwn) {
+  TempDir dir;
+  std::string path = dir.Write("one.csv", "0,1\n1,1\n2,x\n3,1\n");
+  try {
+    SharedLabels({path}, 1, 2);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()), path + ":3:3: expected a number, got \"x\"");
+  }
+}
+
+}  // namespace
+}  // namespace sparktorch
