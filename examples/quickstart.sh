@@ -29,17 +29,7 @@ examples/install_deps.sh
 step "building sparktorch (examples/build.sh)"
 examples/build.sh
 
-mkdir -p out
-for split in train test; do
-  csv=out/fashion_$split.csv
-  if [[ -s $csv ]]; then
-    step "reusing $csv"
-  else
-    step "writing $csv"
-    "$python" examples/prepare_fashion_mnist.py --split "$split" --out "$csv.tmp"
-    mv "$csv.tmp" "$csv"
-  fi
-done
+source examples/fashion_mnist_csv.sh
 train_rows=$(wc -l < out/fashion_train.csv)
 test_rows=$(wc -l < out/fashion_test.csv)
 

@@ -48,17 +48,7 @@ if [[ ! -x $sparktorch ]]; then
   examples/build.sh
 fi
 
-mkdir -p out
-for split in train test; do
-  csv=out/fashion_$split.csv
-  if [[ -s $csv ]]; then
-    step "reusing $csv"
-  else
-    step "writing $csv"
-    "$python" examples/prepare_fashion_mnist.py --split "$split" --out "$csv.tmp"
-    mv "$csv.tmp" "$csv"
-  fi
-done
+source examples/fashion_mnist_csv.sh
 train_rows=$(wc -l <"$train_csv")
 test_rows=$(wc -l <"$test_csv")
 
