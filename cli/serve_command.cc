@@ -5,19 +5,29 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/row_format_flags.h"
 #include "core/dist/tracker.h"
+#include "core/jobs/serve_job.h"
 #include "formats/error.h"
 
 namespace sparktorch {
 namespace {
 
 struct ServeFlags {
+  std::string mode = "sync";
   int world_size = 0;
   std::string listen;
   std::string port_file;
   double timeout = 120;
-  double heartbeat_timeout = 30;
+  double heartbeat_timeout = 0;  // 0: the mode's default
   uint32_t job_id = 0;
+  // Hogwild: the model and how the server trains it.
+  HogwildServeOptions hogwild;
+  std::string input_shape, loss, optimizer;
+  double lr = 0;
+  int64_t max_staleness = -1;
+  std::vector<CLI::Option*> hogwild_only;
+  CLI::Option *loss_opt, *optimizer_opt, *lr_opt;
 };
 
 bool IsLoopback(const std::string& host) {
@@ -37,37 +47,74 @@ void WriteWhole(const std::string& path, const std::string& text) {
   }
 }
 
-void Run(const ServeFlags& f) {
-  TrackerOptions options;
-  const char* secret = std::getenv("SPARKTORCH_SECRET");
-  options.secret = secret ? secret : "";
-  options.listen = f.listen.empty() ? Address{"0.0.0.0", 0} : ParseAddress(f.listen, "--listen");
-  if (options.secret.empty()) {
-    if (IsWildcard(options.listen.host)) {
-      spdlog::warn("no SPARKTORCH_SECRET: listening on 127.0.0.1 only, for ranks on this host; "
-                   "set a secret to admit ranks from other hosts");
-      options.listen.host = "127.0.0.1";
-    } else if (!IsLoopback(options.listen.host)) {
-      throw UsageError("--listen " + f.listen +
-                       ": without SPARKTORCH_SECRET the tracker listens on loopback only; set a "
-                       "per-job secret in SPARKTORCH_SECRET (for the tracker and every rank)");
+// Where to listen: --listen, except that without a secret only loopback is allowed (a wildcard
+// becomes 127.0.0.1, with a warning). `who` is "tracker" or "parameter server".
+Address ListenAddress(const ServeFlags& f, const std::string& secret, const std::string& who,
+                      const std::string& peers) {
+  Address listen = f.listen.empty() ? Address{"0.0.0.0", 0} : ParseAddress(f.listen, "--listen");
+  if (secret.empty()) {
+    if (IsWildcard(listen.host)) {
+      spdlog::warn("no SPARKTORCH_SECRET: listening on 127.0.0.1 only, for {} on this host; "
+                   "set a secret to admit {} from other hosts", peers, peers);
+      listen.host = "127.0.0.1";
+    } else if (!IsLoopback(listen.host)) {
+      throw UsageError("--listen " + f.listen + ": without SPARKTORCH_SECRET the " + who +
+                       " listens on loopback only; set a per-job secret in SPARKTORCH_SECRET (for "
+                       "the " + who + " and every one of its " + peers + ")");
     }
   }
-  options.world_size = f.world_size;
-  options.job_id = f.job_id;
-  options.rendezvous_timeout = f.timeout;
-  options.heartbeat_timeout = f.heartbeat_timeout;
-  Tracker tracker(options);
+  return listen;
+}
 
-  const std::string host = IsWildcard(options.listen.host) ? HostName() : options.listen.host;
-  const std::string address = host + ":" + std::to_string(tracker.port());
-  spdlog::info("tracker for {} ranks of job {} listening on {}", f.world_size, tracker.job_id(), address);
+// Tells the ranks or workers where to connect: on stdout, or in --port-file.
+void Announce(const ServeFlags& f, const Address& listen, int port) {
+  const std::string host = IsWildcard(listen.host) ? HostName() : listen.host;
+  const std::string address = host + ":" + std::to_string(port);
+  spdlog::info("listening on {}", address);
   if (f.port_file.empty()) {
     std::printf("%s\n", address.c_str());
     std::fflush(stdout);
   } else {
     WriteWhole(f.port_file, address + "\n");
   }
+}
+
+void RunHogwild(ServeFlags& f, const std::string& secret) {
+  HogwildServeOptions o = f.hogwild;
+  if (o.model.model_path.empty()) throw UsageError("--model is required with --mode hogwild");
+  if (f.loss_opt->count()) o.model.loss = f.loss;
+  if (f.optimizer_opt->count()) o.model.optimizer = f.optimizer;
+  if (f.lr_opt->count()) o.model.lr = f.lr;
+  o.model.input_shape = ParseShape(f.input_shape, "--input-shape");
+  o.server.listen = ListenAddress(f, secret, "parameter server", "workers");
+  o.server.secret = secret;
+  const char* job = std::getenv("SPARKTORCH_JOB_ID");
+  o.server.job = job && *job ? job : "-";
+  o.server.world_size = f.world_size;
+  o.server.rendezvous_timeout = f.timeout;
+  o.server.worker_timeout = f.heartbeat_timeout > 0 ? f.heartbeat_timeout : 300;
+  o.server.max_staleness = f.max_staleness;
+  RunHogwildServe(o, [&](int port) { Announce(f, o.server.listen, port); }, stdout);
+  if (std::fflush(stdout) != 0) throw Error("stdout: write failed");
+}
+
+void Run(ServeFlags& f) {
+  const char* secret_env = std::getenv("SPARKTORCH_SECRET");
+  const std::string secret = secret_env ? secret_env : "";
+  if (f.mode == "hogwild") return RunHogwild(f, secret);
+  for (CLI::Option* o : f.hogwild_only) {
+    if (o->count()) throw UsageError(o->get_name() + " is an option of --mode hogwild");
+  }
+  TrackerOptions options;
+  options.secret = secret;
+  options.listen = ListenAddress(f, secret, "tracker", "ranks");
+  options.world_size = f.world_size;
+  options.job_id = f.job_id;
+  options.rendezvous_timeout = f.timeout;
+  options.heartbeat_timeout = f.heartbeat_timeout > 0 ? f.heartbeat_timeout : 30;
+  Tracker tracker(options);
+  spdlog::info("tracker for {} ranks of job {}", f.world_size, tracker.job_id());
+  Announce(f, options.listen, tracker.port());
 
   TrackerOutcome outcome = tracker.Run();
   if (outcome.ok) {
@@ -90,8 +137,12 @@ void SetupServeCommand(CLI::App& app) {
   auto flags = std::make_shared<ServeFlags>();
   ServeFlags& f = *flags;
   CLI::App* c = app.add_subcommand(
-      "serve", "Run the tracker that ranks started without mpirun (Spark tasks) meet at");
-  c->add_option("--world-size,-n", f.world_size, "Number of ranks in the job")
+      "serve", "Run the tracker that sync ranks started without mpirun (Spark tasks) meet at, or "
+               "the parameter server of hogwild training");
+  c->add_option("--mode", f.mode,
+                "sync: the tracker of synchronous training (default); hogwild: the parameter server")
+      ->check(CLI::IsMember({"sync", "hogwild"}));
+  c->add_option("--world-size,-n", f.world_size, "Number of ranks (sync) or workers (hogwild) in the job")
       ->required()
       ->check(CLI::PositiveNumber);
   c->add_option("--listen", f.listen,
@@ -99,15 +150,65 @@ void SetupServeCommand(CLI::App& app) {
                 "127.0.0.1:0 without SPARKTORCH_SECRET)");
   c->add_option("--port-file", f.port_file,
                 "Write the HOST:PORT the ranks should use to this file instead of stdout");
-  c->add_option("--timeout", f.timeout, "Seconds for every rank to arrive (default 120)")
+  c->add_option("--timeout", f.timeout, "Seconds for every rank or worker to arrive (default 120)")
       ->check(CLI::PositiveNumber);
   c->add_option("--heartbeat-timeout", f.heartbeat_timeout,
-                "Seconds of silence after which a rank counts as lost (default 30)")
+                "Seconds of silence after which a rank or worker counts as lost (default 30 for "
+                "sync ranks; 300 for hogwild workers, so also the longest a step may take)")
       ->check(CLI::PositiveNumber);
   c->add_option("--job-id", f.job_id,
                 "Job id (1..2147483647) for Open MPI; jobs that run at once on one host need "
                 "different ids (default: random)")
       ->check(CLI::Range(1, 2147483647));
+
+  // Hogwild: the model, and how the server applies the workers' gradients.
+  TrainJobOptions& m = f.hogwild.model;
+  ParameterServerOptions& ps = f.hogwild.server;
+  const char* g = "Hogwild";
+  f.hogwild_only = {
+      c->add_option("--model,-m", m.model_path,
+                    "Model: a JSON spec (.json), a TorchScript model or a trained model (.pt)")
+          ->group(g),
+      c->add_option("--train-config", m.train_config,
+                    "JSON with \"loss\" and \"optimizer\" for a TorchScript model")
+          ->group(g),
+      c->add_option("--input-shape", f.input_shape,
+                    "Shape of a row's features, e.g. 784 or 1,28,28 (needed when the model does "
+                    "not say)")
+          ->group(g),
+      f.loss_opt = c->add_option("--loss", f.loss, "Loss (default: the spec's, else cross_entropy)")
+                       ->check(CLI::IsMember({"cross_entropy", "nll", "mse", "l1", "smooth_l1",
+                                             "bce", "bce_with_logits"}))
+                       ->group(g),
+      f.optimizer_opt = c->add_option("--optimizer", f.optimizer,
+                                      "The server's optimizer (default: the spec's, else adam)")
+                            ->check(CLI::IsMember({"sgd", "adam", "adamw", "rmsprop", "adagrad"}))
+                            ->group(g),
+      f.lr_opt = c->add_option("--lr", f.lr, "Learning rate (default: the spec's, else the optimizer's)")
+                     ->check(CLI::PositiveNumber)
+                     ->group(g),
+      c->add_option("--seed", m.train.seed, "Seed for the initial weights (default 0)")->group(g),
+      c->add_option("--output,-o", m.output_path,
+                    "Write the final model to this file instead of model records on stdout")
+          ->group(g),
+      c->add_flag("--lock", ps.lock,
+                  "Serialise pull, compute and push across workers (SparkTorch's acquireLock)")
+          ->group(g),
+      c->add_option("--pull-every", ps.pull_every,
+                    "Steps a worker takes on its own copy between pulls (default 1)")
+          ->check(CLI::PositiveNumber)
+          ->group(g),
+      c->add_option("--max-staleness", f.max_staleness,
+                    "Drop gradients computed on weights more than this many updates old "
+                    "(default: keep all)")
+          ->check(CLI::NonNegativeNumber)
+          ->group(g),
+      c->add_option("--early-stop-patience", ps.early_stop_patience,
+                    "Stop every worker after this many epochs without a better loss (validation "
+                    "loss when workers hold some out); 0: never")
+          ->check(CLI::NonNegativeNumber)
+          ->group(g),
+  };
   c->callback([flags] { Run(*flags); });
 }
 

@@ -25,10 +25,12 @@ struct TrainFlags {
   std::string loss, optimizer, prediction;
   double lr = 0;
   int threads = 0;
-  CLI::Option *loss_opt, *optimizer_opt, *lr_opt, *prediction_opt, *threads_opt;
+  CLI::Option *loss_opt, *optimizer_opt, *lr_opt, *prediction_opt, *threads_opt, *model_opt,
+      *train_config_opt, *patience_opt;
   bool no_shuffle = false;
   std::string mode = "auto";
   std::string tracker;
+  std::string server;
   int rank = -1;
   int world_size = 0;
   double timeout = 120;
@@ -60,6 +62,41 @@ std::string PmiLibraryPath() {
   std::_Exit(ExitCodeForAbort(AbortKindName(kind)));
 }
 
+// A hogwild worker: one process of its own, training with the parameter server at --server.
+void RunHogwild(TrainFlags& f, TrainJobOptions& job) {
+  if (f.server.empty()) throw UsageError("--mode hogwild needs --server HOST:PORT (of `sparktorch serve --mode hogwild`)");
+  if (!f.tracker.empty()) throw UsageError("--tracker is for --mode sync; hogwild workers use --server");
+  // The server decides these for every worker; a worker's own would be silently different.
+  for (CLI::Option* o : {f.model_opt, f.train_config_opt, f.loss_opt, f.optimizer_opt, f.lr_opt,
+                         f.patience_opt}) {
+    if (o->count()) {
+      throw UsageError(o->get_name() + ": a hogwild worker takes the model and its training from "
+                       "the parameter server; give " + o->get_name() + " to `sparktorch serve`");
+    }
+  }
+  if (f.rank < 0 || f.world_size <= 0) {
+    throw UsageError("--mode hogwild needs --rank (this worker, 0..N-1) and --world-size N");
+  }
+  if (f.rank >= f.world_size) {
+    throw UsageError("--rank " + std::to_string(f.rank) + " must be below --world-size " +
+                     std::to_string(f.world_size));
+  }
+  PsClientOptions c;
+  c.server = ParseAddress(f.server, "--server");
+  c.secret = EnvOr("SPARKTORCH_SECRET", "");
+  c.job = EnvOr("SPARKTORCH_JOB_ID", "-");
+  c.worker = f.rank;
+  c.world_size = f.world_size;
+  c.timeout = f.timeout;
+  job.hogwild = c;
+  job.mode = "hogwild";
+  job.launcher = "serve";
+  spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e sparktorch[worker " + std::to_string(f.rank) + "] %l: %v");
+  LocalCommunicator local;
+  RunTrainJob(job, local, stdout);
+  if (std::fflush(stdout) != 0) throw Error("stdout: write failed");
+}
+
 void Run(TrainFlags& f) {
   TrainJobOptions job = f.job;
   job.inputs = f.rows.inputs;
@@ -76,6 +113,9 @@ void Run(TrainFlags& f) {
     throw UsageError("--batch-size must be a positive number of rows, or -1 for the whole partition");
   }
   ConfigureCpu(f.threads_opt->count() ? f.threads : DefaultThreads());
+  if (f.mode == "hogwild" || (f.mode == "auto" && !f.server.empty())) return RunHogwild(f, job);
+  if (!f.server.empty()) throw UsageError("--server is for --mode hogwild");
+  if (!f.model_opt->count()) throw UsageError("--model is required");
 
   WorldOptions w;
   w.mode = f.mode == "sync" ? TrainMode::kSync : f.mode == "local" ? TrainMode::kLocal : TrainMode::kAuto;
@@ -114,12 +154,12 @@ void SetupTrainCommand(CLI::App& app) {
   TrainFlags& f = *flags;
   CLI::App* c = app.add_subcommand(
       "train", "Train a model on rows from stdin or files; write the model and records to stdout");
-  c->add_option("--model,-m", f.job.model_path,
-                "Model: a JSON spec (.json), a TorchScript model or a trained model (.pt)")
-      ->required();
-  c->add_option("--train-config", f.job.train_config,
-                "JSON with \"loss\" and \"optimizer\" for a TorchScript model "
-                "(default: MODEL.json beside MODEL.pt, if there)");
+  f.model_opt = c->add_option("--model,-m", f.job.model_path,
+                              "Model: a JSON spec (.json), a TorchScript model or a trained model "
+                              "(.pt); required, except in hogwild mode");
+  f.train_config_opt = c->add_option("--train-config", f.job.train_config,
+                                     "JSON with \"loss\" and \"optimizer\" for a TorchScript "
+                                     "model (default: MODEL.json beside MODEL.pt, if there)");
   AddRowFormatFlags(c, &f.rows);
 
   c->add_option("--epochs,-e", f.job.train.epochs, "Passes over the rows (default 10)")
@@ -144,13 +184,18 @@ void SetupTrainCommand(CLI::App& app) {
   c->add_option("--validation-pct", f.job.validation_fraction,
                 "Fraction of rows held out for validation, in [0, 1) (default 0)")
       ->group("Training");
-  c->add_option("--early-stop-patience", f.job.train.early_stop_patience,
+  f.patience_opt = c->add_option("--early-stop-patience", f.job.train.early_stop_patience,
                 "Stop after this many epochs without a better (validation) loss; 0: never")
       ->check(CLI::NonNegativeNumber)
       ->group("Training");
   c->add_option("--seed", f.job.train.seed, "Seed for weights, dropout and shuffling (default 0)")
       ->group("Training");
   c->add_flag("--no-shuffle", f.no_shuffle, "Keep the rows in input order every epoch")
+      ->group("Training");
+  c->add_option("--partition-shuffles", f.job.train.partition_shuffles,
+                "Rounds of --epochs passes, each from a fresh shuffle of the rows (SparkTorch's "
+                "partitionShuffles; default 1)")
+      ->check(CLI::PositiveNumber)
       ->group("Training");
   f.threads_opt = c->add_option("--threads,-t", f.threads,
                                 "CPU threads (default: OMP_NUM_THREADS, else 1)")
@@ -159,21 +204,26 @@ void SetupTrainCommand(CLI::App& app) {
   c->add_option("--device", f.job.device, "cpu, cuda or cuda:N (default cpu)")->group("Training");
 
   c->add_option("--mode", f.mode,
-                "local (one process), sync (ranks all-reduce gradients every step), or auto "
-                "(default: sync under mpirun or with --tracker, else local)")
-      ->check(CLI::IsMember({"auto", "local", "sync"}))
+                "local (one process), sync (ranks all-reduce gradients every step), hogwild "
+                "(workers pull from and push to a parameter server), or auto (default: sync "
+                "under mpirun or with --tracker, hogwild with --server, else local)")
+      ->check(CLI::IsMember({"auto", "local", "sync", "hogwild"}))
       ->group("Distributed");
   c->add_option("--tracker", f.tracker,
                 "HOST:PORT of `sparktorch serve`, for ranks that mpirun did not start (Spark tasks)")
       ->group("Distributed");
-  c->add_option("--rank", f.rank, "This process's rank, 0..N-1 (with --tracker)")
+  c->add_option("--server", f.server,
+                "HOST:PORT of `sparktorch serve --mode hogwild`, for hogwild workers")
+      ->group("Distributed");
+  c->add_option("--rank", f.rank, "This process's rank or worker id, 0..N-1 (with --tracker or --server)")
       ->check(CLI::NonNegativeNumber)
       ->group("Distributed");
-  c->add_option("--world-size", f.world_size, "Number of ranks N (with --tracker)")
+  c->add_option("--world-size", f.world_size, "Number of ranks or workers N (with --tracker or --server)")
       ->check(CLI::PositiveNumber)
       ->group("Distributed");
   c->add_option("--timeout", f.timeout,
-                "Seconds to reach the tracker and for every rank to arrive (default 120)")
+                "Seconds to reach the tracker and for every rank to arrive; for a hogwild worker, to "
+                "reach the server and for each of its answers (default 120)")
       ->check(CLI::PositiveNumber)
       ->group("Distributed");
 

@@ -1,7 +1,5 @@
 #include "core/jobs/train_job.h"
 
-#include <sys/stat.h>
-
 #include <chrono>
 #include <fstream>
 
@@ -11,8 +9,10 @@
 #include "core/data/dataset.h"
 #include "core/data/input_files.h"
 #include "core/device.h"
+#include "core/jobs/model_plan.h"
 #include "core/model/model_file.h"
 #include "core/model/spec_compiler.h"
+#include "core/ps/hogwild_worker.h"
 #include "core/train/examples.h"
 #include "core/train/optimizer.h"
 #include "core/version.h"
@@ -23,129 +23,6 @@ namespace sparktorch {
 namespace {
 
 using nlohmann::json;
-
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool FileExists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-int64_t Product(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-// The model being trained and what is known about it before the rows are read.
-struct ModelPlan {
-  std::string source;  // "spec" or "torchscript"
-  json spec;           // the JSON spec, when there is one
-  std::optional<torch::jit::Module> module;  // loaded, or compiled once the shape is known
-  std::optional<Manifest> manifest;          // of a model sparktorch trained before
-  json loss_spec;
-  json optimizer_spec;
-  std::vector<int64_t> input_shape;
-  std::vector<int64_t> output_shape;
-};
-
-// The spec's first linear layer fixes the input when nothing else does.
-bool SpecKnowsInputShape(const json& spec) {
-  if (spec.contains("input_shape")) return true;
-  const json* layers = spec.contains("layers") ? &spec["layers"] : nullptr;
-  return layers && layers->is_array() && !layers->empty() && (*layers)[0].is_object() &&
-         (*layers)[0].value("type", "") == "linear";
-}
-
-ModelPlan PlanModel(const TrainJobOptions& options, c10::Device device) {
-  ModelPlan plan;
-  json config;  // where loss and optimizer come from
-  if (EndsWith(options.model_path, ".json")) {
-    plan.source = "spec";
-    plan.spec = ReadJsonFile(options.model_path);
-    CheckSpec(plan.spec);
-    config = plan.spec;
-  } else {
-    ModelFile file = ReadModelFile(options.model_path, device);
-    plan.module = file.module;
-    plan.manifest = file.manifest;
-    if (file.manifest) {
-      spdlog::info("continuing training of {} (trained by sparktorch {})", options.model_path,
-                   file.manifest->sparktorch_version);
-      plan.source = file.manifest->source;
-      plan.spec = file.manifest->spec;
-      plan.input_shape = file.manifest->input_shape;
-      config = {{"loss", file.manifest->loss}, {"optimizer", file.manifest->optimizer}};
-    } else {
-      plan.source = "torchscript";
-      std::string config_path = options.train_config;
-      if (config_path.empty()) {
-        std::string beside = options.model_path.substr(0, options.model_path.rfind('.')) + ".json";
-        if (FileExists(beside)) {
-          spdlog::info("loss and optimizer from {}", beside);
-          config_path = beside;
-        }
-      }
-      if (!config_path.empty()) config = ReadJsonFile(config_path);
-    }
-  }
-  if (!options.train_config.empty() && plan.source == "spec" && !plan.manifest) {
-    // A spec carries its own loss and optimizer; a config file given as well overrides them.
-    json extra = ReadJsonFile(options.train_config);
-    for (const char* key : {"loss", "optimizer"}) {
-      if (extra.contains(key)) config[key] = extra[key];
-    }
-  }
-  if (!config.is_object()) config = json::object();
-
-  // Flags win over files; files over defaults.
-  plan.loss_spec = options.loss ? json(*options.loss)
-                                : config.value("loss", json("cross_entropy"));
-  if (options.optimizer) {
-    plan.optimizer_spec = {{"type", *options.optimizer}};
-    json from_file = config.value("optimizer", json());
-    if (from_file.is_object() && from_file.value("type", "") == *options.optimizer) {
-      plan.optimizer_spec = from_file;
-    }
-  } else {
-    plan.optimizer_spec = config.value("optimizer", json("adam"));
-  }
-  if (plan.optimizer_spec.is_string()) plan.optimizer_spec = {{"type", plan.optimizer_spec}};
-  if (options.lr) {
-    if (!plan.optimizer_spec.is_object()) {
-      throw SpecError("optimizer: expected a name or an object with a \"type\"");
-    }
-    plan.optimizer_spec["lr"] = *options.lr;
-  }
-  if (!options.input_shape.empty()) plan.input_shape = options.input_shape;
-  return plan;
-}
-
-// Compiles the spec (when the model comes from one and is not yet built) and learns the output
-// shape. `num_features` is 0 when no row has been read yet.
-void BuildModel(ModelPlan& plan, int64_t num_features, c10::Device device) {
-  if (!plan.module) {
-    CompiledSpec compiled = CompileSpec(plan.spec, plan.input_shape, num_features);
-    plan.module = compiled.module;
-    plan.input_shape = compiled.input_shape;
-    plan.output_shape = compiled.output_shape;
-    plan.module->to(device);
-    return;
-  }
-  if (plan.input_shape.empty()) {
-    if (num_features == 0) return;  // after the rows
-    plan.input_shape = {num_features};
-  }
-  plan.output_shape = ProbeOutputShape(*plan.module, plan.input_shape);
-}
-
-std::string LabelKind(const Loss& loss, bool no_label, const std::vector<int64_t>& output_shape) {
-  if (no_label) return "input";
-  if (loss.takes_class_index()) return "class";
-  return Product(output_shape) == 1 ? "value" : "vector";
-}
 
 std::string Fixed(double x, int digits) {
   char buf[64];
@@ -187,9 +64,10 @@ std::string DescribeInputs(const std::vector<std::string>& inputs) {
   return names;
 }
 
-}  // namespace
-
-void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* out) {
+// RunTrainJob, with the hogwild worker's connection (once made) in `client`, so that the caller
+// can tell the server when this worker fails.
+void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
+         std::unique_ptr<PsClient>& client) {
   const auto started = std::chrono::steady_clock::now();
   const c10::Device device = ResolveDevice(options.device);
   if (options.validation_fraction < 0 || options.validation_fraction >= 1) {
@@ -197,17 +75,19 @@ void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* 
     std::snprintf(shown, sizeof shown, "%g", options.validation_fraction);
     throw UsageError(std::string("--validation-pct must be a fraction in [0, 1), got ") + shown);
   }
-  ModelPlan plan = PlanModel(options, device);
+  // A hogwild worker's model, loss and optimizer come from the parameter server, after the rows.
+  const bool hogwild = options.hogwild.has_value();
+  ModelPlan plan = hogwild ? ModelPlan() : PlanModel(options, device);
   torch::manual_seed(options.train.seed);  // after PlanModel, whose spec check draws weights
-  const Loss loss = Loss::FromSpec(plan.loss_spec);
-  const json optimizer_spec = CompleteOptimizerSpec(plan.optimizer_spec);
+  Loss loss = Loss::FromSpec(hogwild ? json("cross_entropy") : plan.loss_spec);
+  json optimizer_spec = hogwild ? json() : CompleteOptimizerSpec(plan.optimizer_spec);
   const bool no_label = options.rows.format.label == LabelPresence::kNone;
 
   // Build the model before reading when its input is known, so that every row's features and
   // label are checked as it is read, with its line number.
   RowSourceOptions row_options = options.rows;
-  if (plan.module || SpecKnowsInputShape(plan.spec) || !plan.input_shape.empty() ||
-      row_options.format.num_features > 0) {
+  if (!hogwild && (plan.module || SpecKnowsInputShape(plan.spec) || !plan.input_shape.empty() ||
+                   row_options.format.num_features > 0)) {
     BuildModel(plan, row_options.format.num_features, device);
   }
   if (!plan.input_shape.empty()) {
@@ -235,7 +115,7 @@ void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* 
   RowSource source(inputs, row_options, check);
   Dataset data = ReadDataset(source);
   const std::string where = world_size > 1 ? "rank " + std::to_string(rank) + ": " : "";
-  if (data.rows() == 0 && world_size == 1) {
+  if (data.rows() == 0 && world_size == 1 && !hogwild) {
     throw InputError(DescribeInputs(inputs) + ": no rows to train on" +
                      (source.rows_skipped() > 0
                           ? " (all " + std::to_string(source.rows_skipped()) + " were bad and skipped)"
@@ -247,15 +127,16 @@ void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* 
   double width = data.rows() > 0 ? static_cast<double>(data.features.size(1)) : 0;
   comm.AllreduceSum(&all_rows, 1);
   comm.AllreduceMax(&width, 1);
-  if (all_rows == 0) {
+  if (all_rows == 0 && !hogwild) {
     throw InputError("no rank has rows to train on (all " + std::to_string(world_size) +
                      " partitions are empty or bad)");
   }
   if (data.rows() == 0) {
-    spdlog::warn("{}no rows in this partition{}; it takes part in every step with none", where,
+    spdlog::warn("{}no rows in this partition{}; it takes part {}", where,
                  source.rows_skipped() > 0
                      ? " (all " + std::to_string(source.rows_skipped()) + " were bad and skipped)"
-                     : std::string());
+                     : std::string(),
+                 hogwild ? "without pushing gradients" : "in every step with none");
   } else {
     spdlog::info("{}read {} rows of {} features from {}{}", where, data.rows(), data.features.size(1),
                  DescribeInputs(inputs),
@@ -267,6 +148,26 @@ void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* 
     throw InputError(DescribeInputs(inputs) + ": rows have " +
                      std::to_string(data.features.size(1)) + " features, another rank's have " +
                      std::to_string(static_cast<int64_t>(width)));
+  }
+  if (hogwild) {
+    PsClientOptions connect = *options.hogwild;
+    json info = {{"row_format", RowFormatToJson(options.rows.format)},
+                 {"no_label", no_label},
+                 {"rows", data.rows()}};
+    if (options.prediction) info["prediction"] = PredictionKindName(*options.prediction);
+    connect.worker_info = info.dump();
+    client = std::make_unique<PsClient>(connect);
+    plan = PlanServedModel(client->welcome().model(), "the parameter server's model", device);
+    loss = Loss::FromSpec(plan.loss_spec);
+    optimizer_spec = CompleteOptimizerSpec(plan.optimizer_spec);
+    spdlog::info("joined the parameter server at {} as worker {} of {}: {} model, loss {}{}",
+                 connect.server.ToString(), connect.worker, connect.world_size, plan.source,
+                 loss.name(), client->welcome().lock() ? ", with its lock" : "");
+    const int64_t want = Product(plan.input_shape);
+    if (data.rows() > 0 && data.features.size(1) != want) {
+      throw InputError(DescribeInputs(inputs) + ": rows have " + std::to_string(data.features.size(1)) +
+                       " features, the parameter server's model takes " + std::to_string(want));
+    }
   }
   if (plan.output_shape.empty()) {
     BuildModel(plan, static_cast<int64_t>(width), device);
@@ -305,6 +206,12 @@ void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* 
   for (const torch::Tensor& p : module.parameters()) params.push_back(p);
   auto optimizer = MakeOptimizer(optimizer_spec, params);
   Trainer trainer(module, loss, *optimizer, comm, device, options.train);
+  std::unique_ptr<HogwildWorker> worker;
+  if (client) {
+    worker = std::make_unique<HogwildWorker>(*client, params);
+    trainer.SetHooks(worker.get());
+  }
+  const int epochs = options.train.epochs * std::max(1, options.train.partition_shuffles);
 
   std::ofstream metrics;
   if (!options.metrics_path.empty() && rank == 0) {  // the metrics are the world's, alike on every rank
@@ -319,17 +226,28 @@ void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* 
                  for (const auto& p : params) n += p.numel();
                  return n;
                }(),
-               options.train.epochs, options.train.epochs == 1 ? "" : "s", train.rows(), held_out,
+               epochs, epochs == 1 ? "" : "s", train.rows(), held_out,
                options.train.batch_size <= 0 ? std::string("whole partition")
                                              : std::to_string(options.train.batch_size),
                device.str(), optimizer_spec.dump(), loss.name());
   TrainResult result = trainer.Fit(train, validation, [&](const EpochStats& stats) {
-    if (rank == 0) spdlog::info("{}", ProgressLine(stats, options.train.epochs));
+    if (rank == 0) spdlog::info("{}", ProgressLine(stats, epochs));
     if (metrics.is_open()) metrics << EpochJson(stats).dump() << '\n' << std::flush;
   });
-  if (result.stopped_early) {
+  if (result.stopped_early && worker) {
+    spdlog::info("the parameter server stopped the job after epoch {}", result.epochs.back().epoch);
+  } else if (result.stopped_early) {
     spdlog::info("stopped early after epoch {}: no improvement for {} epochs",
                  result.epochs.back().epoch, options.train.early_stop_patience);
+  }
+  if (worker) {
+    // Predictions and the summary use the server's weights as they are when this worker is done.
+    json done = {{"worker", options.hogwild->worker},
+                 {"rows", data.rows()},
+                 {"epochs", result.epochs.empty() ? 0 : result.epochs.back().epoch},
+                 {"pushes", client->pushes()},
+                 {"pushes_dropped", client->pushes_dropped()}};
+    worker->Finish(done.dump());
   }
 
   RecordWriter records(out, "stdout");
@@ -376,8 +294,9 @@ void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* 
   manifest.metrics = final_metrics;
 
   module.to(torch::kCPU);  // a saved model loads anywhere
-  if (rank != 0) {
-    // Every rank holds the same weights; rank 0 writes them.
+  if (rank != 0 || worker) {
+    // Every rank holds the same weights; rank 0 writes them. The parameter server writes a
+    // hogwild job's.
   } else if (options.output_path.empty()) {
     records.WriteModel(SerializeModel(module, manifest));
   } else {
@@ -393,6 +312,15 @@ void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* 
   char checksum[16];
   std::snprintf(checksum, sizeof checksum, "%08x", trainer.WeightsChecksum());
   summary["weights_crc32"] = checksum;
+  if (worker) {
+    summary["worker"] = options.hogwild->worker;
+    summary["world_size"] = options.hogwild->world_size;
+    summary["pulls"] = client->pulls();
+    summary["pushes"] = client->pushes();
+    summary["pushes_dropped"] = client->pushes_dropped();
+    summary["weights_version"] = worker->version();
+    summary["server_seconds"] = client->seconds();
+  }
   summary["rows_read"] = source.rows_read();
   summary["rows_skipped"] = source.rows_skipped();
   summary["validation_rows"] = held_out;
@@ -402,6 +330,20 @@ void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* 
   if (!options.output_path.empty() && rank == 0) summary["model_path"] = options.output_path;
   records.WriteSummary(summary.dump());
   records.Flush();
+}
+
+}  // namespace
+
+void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* out) {
+  std::unique_ptr<PsClient> client;
+  try {
+    Run(options, comm, out, client);
+  } catch (const PeerError&) {
+    throw;  // the server is gone: nobody to tell
+  } catch (const std::exception& e) {
+    if (client) client->Fail(e.what());
+    throw;
+  }
 }
 
 }  // namespace sparktorch

@@ -9,6 +9,7 @@
 
 #include "core/data/row_source.h"
 #include "core/dist/communicator.h"
+#include "core/ps/ps_client.h"
 #include "core/train/predictor.h"
 #include "core/train/trainer.h"
 
@@ -36,7 +37,11 @@ struct TrainJobOptions {
   std::string output_path;                   // empty: model records on stdout
   std::string metrics_path;                  // JSON lines, one per epoch; empty: none
 
-  // How the ranks were started, for the manifest and the summary: "local" or "sync", and
+  // Hogwild: the parameter server this worker trains with (mode "hogwild"). The model, loss and
+  // optimizer then come from the server; model_path is not used.
+  std::optional<PsClientOptions> hogwild;
+
+  // How the ranks were started, for the manifest and the summary: "local", "sync" or "hogwild", and
   // "none", "mpirun" or "tracker".
   std::string mode = "local";
   std::string launcher = "none";

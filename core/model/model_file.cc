@@ -12,9 +12,9 @@
 
 namespace sparktorch {
 
-ModelFile ReadModelFile(const std::string& path, c10::Device device) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw ModelError(path + ": " + std::strerror(errno));
+namespace {
+
+ModelFile ReadModel(std::istream& in, const std::string& path, c10::Device device) {
   torch::jit::ExtraFilesMap extra{{kManifestFileName, ""}};
   ModelFile file;
   try {
@@ -40,6 +40,19 @@ ModelFile ReadModelFile(const std::string& path, c10::Device device) {
     }
   }
   return file;
+}
+
+}  // namespace
+
+ModelFile ReadModelFile(const std::string& path, c10::Device device) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ModelError(path + ": " + std::strerror(errno));
+  return ReadModel(in, path, device);
+}
+
+ModelFile ReadModelBytes(const std::string& bytes, const std::string& name, c10::Device device) {
+  std::istringstream in(bytes);
+  return ReadModel(in, name, device);
 }
 
 std::string SerializeModel(const torch::jit::Module& module, const Manifest& manifest) {

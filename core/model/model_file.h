@@ -22,6 +22,9 @@ struct ModelFile {
 // Throws ModelError naming the path when it is not a TorchScript file or its manifest is bad.
 ModelFile ReadModelFile(const std::string& path, c10::Device device);
 
+// The same from a .pt file's bytes (a model sent over the network); `name` is for messages.
+ModelFile ReadModelBytes(const std::string& bytes, const std::string& name, c10::Device device);
+
 // The model as the bytes of a .pt file with the manifest embedded (extra file sparktorch.json).
 std::string SerializeModel(const torch::jit::Module& module, const Manifest& manifest);
 

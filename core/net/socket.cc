@@ -221,4 +221,45 @@ bool LineChannel::WriteLine(std::string_view line, SteadyTime deadline) {
   return true;
 }
 
+IoStatus ReadFully(int fd, void* data, size_t size, SteadyTime deadline) {
+  char* p = static_cast<char*>(data);
+  size_t got = 0;
+  while (got < size) {
+    ssize_t n = ::recv(fd, p + got, size - got, MSG_DONTWAIT);
+    if (n > 0) {
+      got += static_cast<size_t>(n);
+      continue;
+    }
+    if (n == 0) return IoStatus::kClosed;
+    if (errno == EINTR) continue;
+    if (errno != EAGAIN && errno != EWOULDBLOCK) return IoStatus::kClosed;
+    pollfd pf{fd, POLLIN, 0};
+    int rc = ::poll(&pf, 1, MillisUntil(deadline));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc == 0) return IoStatus::kTimeout;
+    if (rc < 0) return IoStatus::kClosed;
+  }
+  return IoStatus::kOk;
+}
+
+IoStatus WriteFully(int fd, const void* data, size_t size, SteadyTime deadline) {
+  const char* p = static_cast<const char*>(data);
+  size_t sent = 0;
+  while (sent < size) {
+    ssize_t n = ::send(fd, p + sent, size - sent, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      sent += static_cast<size_t>(n);
+      continue;
+    }
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) return IoStatus::kClosed;
+    pollfd pf{fd, POLLOUT, 0};
+    int rc = ::poll(&pf, 1, MillisUntil(deadline));
+    if (rc < 0 && errno == EINTR) continue;
+    if (rc == 0) return IoStatus::kTimeout;
+    if (rc < 0) return IoStatus::kClosed;
+  }
+  return IoStatus::kOk;
+}
+
 }  // namespace sparktorch

@@ -2,6 +2,7 @@
 #define SPARKTORCH_CORE_NET_SOCKET_H_
 
 #include <chrono>
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -93,6 +94,13 @@ class LineChannel {
   Fd fd_;
   std::string buffer_;
 };
+
+// Whole-buffer I/O with a deadline, for framed protocols. Never raises SIGPIPE.
+enum class IoStatus { kOk, kClosed, kTimeout };
+// Reads exactly `size` bytes. kClosed: the peer closed the connection (or it failed) first.
+IoStatus ReadFully(int fd, void* data, size_t size, SteadyTime deadline);
+// Writes all `size` bytes.
+IoStatus WriteFully(int fd, const void* data, size_t size, SteadyTime deadline);
 
 // now + `seconds`, for the deadlines above.
 SteadyTime After(double seconds);

@@ -88,9 +88,11 @@ void Trainer::Unflatten() {
   flat_grads_ = torch::Tensor();
 }
 
-uint32_t Trainer::WeightsChecksum() const {
+uint32_t Trainer::WeightsChecksum() const { return ParametersCrc32(params_); }
+
+uint32_t ParametersCrc32(const std::vector<torch::Tensor>& params) {
   uint32_t crc = crc32(0L, Z_NULL, 0);
-  for (const torch::Tensor& p : params_) {
+  for (const torch::Tensor& p : params) {
     torch::Tensor t = p.detach().to(torch::kCPU).contiguous();
     crc = crc32(crc, static_cast<const Bytef*>(t.data_ptr()), static_cast<uInt>(t.nbytes()));
   }
@@ -168,10 +170,13 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
   double best = std::numeric_limits<double>::infinity();
   int since_best = 0;
   const auto start = Clock::now();
-  for (int epoch = 1; epoch <= options_.epochs; ++epoch) {
+  const int epochs = options_.epochs * std::max(1, options_.partition_shuffles);
+  torch::Tensor order = torch::arange(rows, torch::kLong);
+  for (int epoch = 1; epoch <= epochs; ++epoch) {
     const auto epoch_start = Clock::now();
-    torch::Tensor order = options_.shuffle ? torch::randperm(rows, generator, torch::kLong)
-                                           : torch::arange(rows, torch::kLong);
+    // Without shuffling every epoch, each round after the first still starts from a new order.
+    const bool new_round = (epoch - 1) % options_.epochs == 0 && epoch > 1;
+    if (options_.shuffle || new_round) order = torch::randperm(rows, generator, torch::kLong);
     // Sums over this rank's rows: loss, correct predictions, rows.
     double sums[3] = {0, 0, 0};
     double allreduce_seconds = 0;
@@ -179,6 +184,8 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
       int64_t begin = step * batch;
       int64_t n = std::max<int64_t>(0, std::min(batch, rows - begin));
       ZeroGradients();
+      if (hooks_ && n > 0) hooks_->BeforeStep();
+      bool local_step = true;
       if (n > 0) {
         torch::Tensor idx = order.narrow(0, begin, n);
         torch::Tensor x = train.inputs.index_select(0, idx).to(device_);
@@ -186,7 +193,9 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
         torch::Tensor out = Forward(x);
         torch::Tensor loss = loss_.Compute(out, y);
         loss.backward();
-        sums[0] += loss.item<double>() * n;
+        const double step_loss = loss.item<double>();
+        sums[0] += step_loss * n;
+        if (hooks_) local_step = hooks_->AfterBackward(n, step_loss, step + 1 == steps);
         if (loss_.takes_class_index()) {
           torch::NoGradGuard no_grad;
           sums[1] += out.argmax(1).eq(y).sum().item<double>();
@@ -200,12 +209,13 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
         step_rows = AverageGradients(n) > 0;
         allreduce_seconds += Seconds(reduce_start);
       }
-      if (step_rows) optimizer_.step();
+      if (step_rows && local_step) optimizer_.step();
       // -v: ten progress lines an epoch.
       if (steps >= 10 && (step + 1) % (steps / 10) == 0 && spdlog::should_log(spdlog::level::debug)) {
         spdlog::debug("epoch {} step {}/{}: mean loss so far {:.4f}", epoch, step + 1, steps,
                       sums[2] > 0 ? sums[0] / sums[2] : 0.0);
       }
+      if (hooks_ && hooks_->stop_requested()) break;
     }
     comm_.AllreduceSum(sums, 3);
 
@@ -219,6 +229,7 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
       auto [loss, accuracy] = Evaluate(validation);
       stats.validation_loss = loss;
       stats.validation_accuracy = accuracy;
+      stats.validation_rows = validation.inputs.defined() ? validation.rows() : 0;
     }
     stats.seconds = Seconds(epoch_start);
     stats.allreduce_seconds = allreduce_seconds;
@@ -226,6 +237,10 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
     stats.samples_per_second = stats.seconds > 0 ? stats.rows / stats.seconds : 0;
     result.epochs.push_back(stats);
     on_epoch(stats);
+    if (hooks_ && (hooks_->AfterEpoch(stats) || hooks_->stop_requested())) {
+      result.stopped_early = epoch < epochs;
+      break;
+    }
 
     if (options_.early_stop_patience > 0) {
       // Every rank computed the same all-reduced numbers, so all ranks decide alike.

@@ -21,6 +21,9 @@ struct TrainOptions {
   int early_stop_patience = 0;  // epochs without improvement before stopping; 0: never stop early
   uint64_t seed = 0;            // shuffling order
   bool shuffle = true;          // reshuffle the rows every epoch
+  // Rounds of `epochs` passes; each round starts from a fresh shuffle of the rows, even with
+  // shuffle off (SparkTorch's partitionShuffles). Epochs are numbered across rounds.
+  int partition_shuffles = 1;
 };
 
 // Training examples ready for the model: inputs shaped for it, targets shaped for the loss.
@@ -37,11 +40,32 @@ struct EpochStats {
   double train_loss = 0;
   std::optional<double> train_accuracy;  // classification only
   std::optional<double> validation_loss;
+  int64_t validation_rows = 0;  // this rank's
   std::optional<double> validation_accuracy;
   double seconds = 0;  // this epoch
   double elapsed = 0;  // since training started
   double samples_per_second = 0;
   double allreduce_seconds = 0;  // this epoch's time in the gradient all-reduce (with > 1 rank)
+};
+
+// The CRC-32 of the parameters' bytes (float32, in order), to compare weights across processes.
+uint32_t ParametersCrc32(const std::vector<torch::Tensor>& params);
+
+// What makes Fit a hogwild worker: weights come from a parameter server before steps, and each
+// step's gradient goes to it. Fit calls these on its one thread; see core/ps/hogwild_worker.h.
+class TrainHooks {
+ public:
+  virtual ~TrainHooks() = default;
+  // Before a step's forward pass (which zeroed the gradients): may replace the weights.
+  virtual void BeforeStep() = 0;
+  // After the backward pass of a step over `rows` rows with mean loss `loss`; the gradients are
+  // in the parameters' grad(). `last_in_epoch`: no step follows before the epoch ends. Returns
+  // true when Fit should also apply its own optimizer to this gradient.
+  virtual bool AfterBackward(int64_t rows, double loss, bool last_in_epoch) = 0;
+  // After each epoch (and its validation). Returns true to stop training.
+  virtual bool AfterEpoch(const EpochStats& stats) = 0;
+  // True once training should stop, checked after every step.
+  virtual bool stop_requested() const = 0;
 };
 
 struct TrainResult {
@@ -62,6 +86,9 @@ class Trainer {
 
   // The CRC-32 of the parameters' bytes: equal on every rank after every step.
   uint32_t WeightsChecksum() const;
+
+  // Makes Fit a hogwild worker (with a world of one). `hooks` must outlive Fit.
+  void SetHooks(TrainHooks* hooks) { hooks_ = hooks; }
 
   // Trains on `train`; evaluates `validation` after each epoch when it has rows. Calls
   // `on_epoch` after each epoch (on every rank). Returns the per-epoch statistics.
@@ -96,6 +123,7 @@ class Trainer {
   torch::Tensor flat_params_;
   torch::Tensor flat_grads_;
   torch::Tensor host_grads_;  // a CPU copy, when the model is on a GPU
+  TrainHooks* hooks_ = nullptr;
 };
 
 }  // namespace sparktorch

@@ -1,0 +1,147 @@
+#include "core/jobs/model_plan.h"
+
+#include <sys/stat.h>
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include "core/model/model_file.h"
+#include "core/model/spec_compiler.h"
+#include "formats/error.h"
+
+namespace sparktorch {
+namespace {
+
+using nlohmann::json;
+
+bool EndsWith(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+bool FileExists(const std::string& path) {
+  struct stat st;
+  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+// The plan of a model sparktorch trained (or served): everything comes from its manifest.
+ModelPlan PlanFromManifest(ModelFile file) {
+  ModelPlan plan;
+  plan.module = file.module;
+  plan.manifest = file.manifest;
+  plan.source = file.manifest->source;
+  plan.spec = file.manifest->spec;
+  plan.input_shape = file.manifest->input_shape;
+  plan.loss_spec = file.manifest->loss;
+  plan.optimizer_spec = file.manifest->optimizer;
+  return plan;
+}
+
+}  // namespace
+
+int64_t Product(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+// The spec's first linear layer fixes the input when nothing else does.
+bool SpecKnowsInputShape(const json& spec) {
+  if (spec.contains("input_shape")) return true;
+  const json* layers = spec.contains("layers") ? &spec["layers"] : nullptr;
+  return layers && layers->is_array() && !layers->empty() && (*layers)[0].is_object() &&
+         (*layers)[0].value("type", "") == "linear";
+}
+
+ModelPlan PlanModel(const TrainJobOptions& options, c10::Device device) {
+  ModelPlan plan;
+  json config;  // where loss and optimizer come from
+  if (EndsWith(options.model_path, ".json")) {
+    plan.source = "spec";
+    plan.spec = ReadJsonFile(options.model_path);
+    CheckSpec(plan.spec);
+    config = plan.spec;
+  } else {
+    ModelFile file = ReadModelFile(options.model_path, device);
+    plan.module = file.module;
+    plan.manifest = file.manifest;
+    if (file.manifest) {
+      spdlog::info("continuing training of {} (trained by sparktorch {})", options.model_path,
+                   file.manifest->sparktorch_version);
+      plan.source = file.manifest->source;
+      plan.spec = file.manifest->spec;
+      plan.input_shape = file.manifest->input_shape;
+      config = {{"loss", file.manifest->loss}, {"optimizer", file.manifest->optimizer}};
+    } else {
+      plan.source = "torchscript";
+      std::string config_path = options.train_config;
+      if (config_path.empty()) {
+        std::string beside = options.model_path.substr(0, options.model_path.rfind('.')) + ".json";
+        if (FileExists(beside)) {
+          spdlog::info("loss and optimizer from {}", beside);
+          config_path = beside;
+        }
+      }
+      if (!config_path.empty()) config = ReadJsonFile(config_path);
+    }
+  }
+  if (!options.train_config.empty() && plan.source == "spec" && !plan.manifest) {
+    // A spec carries its own loss and optimizer; a config file given as well overrides them.
+    json extra = ReadJsonFile(options.train_config);
+    for (const char* key : {"loss", "optimizer"}) {
+      if (extra.contains(key)) config[key] = extra[key];
+    }
+  }
+  if (!config.is_object()) config = json::object();
+
+  // Flags win over files; files over defaults.
+  plan.loss_spec = options.loss ? json(*options.loss)
+                                : config.value("loss", json("cross_entropy"));
+  if (options.optimizer) {
+    plan.optimizer_spec = {{"type", *options.optimizer}};
+    json from_file = config.value("optimizer", json());
+    if (from_file.is_object() && from_file.value("type", "") == *options.optimizer) {
+      plan.optimizer_spec = from_file;
+    }
+  } else {
+    plan.optimizer_spec = config.value("optimizer", json("adam"));
+  }
+  if (plan.optimizer_spec.is_string()) plan.optimizer_spec = {{"type", plan.optimizer_spec}};
+  if (options.lr) {
+    if (!plan.optimizer_spec.is_object()) {
+      throw SpecError("optimizer: expected a name or an object with a \"type\"");
+    }
+    plan.optimizer_spec["lr"] = *options.lr;
+  }
+  if (!options.input_shape.empty()) plan.input_shape = options.input_shape;
+  return plan;
+}
+
+ModelPlan PlanServedModel(const std::string& bytes, const std::string& name, c10::Device device) {
+  ModelFile file = ReadModelBytes(bytes, name, device);
+  if (!file.manifest) throw ModelError(name + ": the model comes without its sparktorch manifest");
+  return PlanFromManifest(std::move(file));
+}
+
+void BuildModel(ModelPlan& plan, int64_t num_features, c10::Device device) {
+  if (!plan.module) {
+    CompiledSpec compiled = CompileSpec(plan.spec, plan.input_shape, num_features);
+    plan.module = compiled.module;
+    plan.input_shape = compiled.input_shape;
+    plan.output_shape = compiled.output_shape;
+    plan.module->to(device);
+    return;
+  }
+  if (plan.input_shape.empty()) {
+    if (num_features == 0) return;  // after the rows
+    plan.input_shape = {num_features};
+  }
+  plan.output_shape = ProbeOutputShape(*plan.module, plan.input_shape);
+}
+
+std::string LabelKind(const Loss& loss, bool no_label, const std::vector<int64_t>& output_shape) {
+  if (no_label) return "input";
+  if (loss.takes_class_index()) return "class";
+  return Product(output_shape) == 1 ? "value" : "vector";
+}
+
+}  // namespace sparktorch

@@ -1,0 +1,52 @@
+#ifndef SPARKTORCH_CORE_JOBS_MODEL_PLAN_H_
+#define SPARKTORCH_CORE_JOBS_MODEL_PLAN_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
+#include <torch/csrc/jit/api/module.h>
+
+#include "core/jobs/train_job.h"
+#include "formats/manifest.h"
+
+namespace sparktorch {
+
+// The model being trained and what is known about it before the rows are read.
+struct ModelPlan {
+  std::string source;  // "spec" or "torchscript"
+  nlohmann::json spec;           // the JSON spec, when there is one
+  std::optional<torch::jit::Module> module;  // loaded, or compiled once the shape is known
+  std::optional<Manifest> manifest;          // of a model sparktorch trained before
+  nlohmann::json loss_spec;
+  nlohmann::json optimizer_spec;
+  std::vector<int64_t> input_shape;
+  std::vector<int64_t> output_shape;
+};
+
+// Where the model, its loss and its optimizer come from: the spec, a trained model's manifest,
+// or a TorchScript model with its training config; flags override files.
+ModelPlan PlanModel(const TrainJobOptions& options, c10::Device device);
+
+// The plan of a model a hogwild parameter server sent (a .pt with its manifest); `name` is for
+// messages.
+ModelPlan PlanServedModel(const std::string& bytes, const std::string& name, c10::Device device);
+
+// True when the spec fixes its input shape (an "input_shape", or a first linear layer).
+bool SpecKnowsInputShape(const nlohmann::json& spec);
+
+// Compiles the spec (when the model comes from one and is not yet built) and learns the output
+// shape. `num_features` is 0 when no row has been read yet.
+void BuildModel(ModelPlan& plan, int64_t num_features, c10::Device device);
+
+// The manifest's label_kind: "input", "class", "value" or "vector".
+std::string LabelKind(const Loss& loss, bool no_label, const std::vector<int64_t>& output_shape);
+
+int64_t Product(const std::vector<int64_t>& shape);
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CORE_JOBS_MODEL_PLAN_H_

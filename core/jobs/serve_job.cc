@@ -1,0 +1,154 @@
+#include "core/jobs/serve_job.h"
+
+#include <spdlog/spdlog.h>
+#include <torch/torch.h>
+
+#include "core/jobs/model_plan.h"
+#include "core/model/model_file.h"
+#include "core/train/optimizer.h"
+#include "core/train/trainer.h"
+#include "core/version.h"
+#include "formats/error.h"
+#include "formats/records.h"
+
+namespace sparktorch {
+namespace {
+
+using nlohmann::json;
+
+json EpochJson(const ServedEpoch& e) {
+  json j = {{"epoch", e.epoch}, {"workers", e.workers}, {"rows", e.rows}, {"train_loss", e.train_loss}};
+  if (e.train_accuracy) j["train_accuracy"] = *e.train_accuracy;
+  if (e.validation_loss) {
+    j["validation_rows"] = e.validation_rows;
+    j["validation_loss"] = *e.validation_loss;
+  }
+  if (e.validation_accuracy) j["validation_accuracy"] = *e.validation_accuracy;
+  return j;
+}
+
+}  // namespace
+
+void RunHogwildServe(const HogwildServeOptions& options, const std::function<void(int port)>& announce,
+                     std::FILE* out) {
+  const TrainJobOptions& m = options.model;
+  const c10::Device device(torch::kCPU);
+  ModelPlan plan = PlanModel(m, device);
+  torch::manual_seed(m.train.seed);  // the initial weights every worker starts from
+  const Loss loss = Loss::FromSpec(plan.loss_spec);
+  const json optimizer_spec = CompleteOptimizerSpec(plan.optimizer_spec);
+  const int64_t num_features = m.rows.format.num_features;
+  if (plan.input_shape.empty() && num_features > 0) plan.input_shape = {num_features};
+  if (plan.input_shape.empty() && (plan.module || !SpecKnowsInputShape(plan.spec))) {
+    throw UsageError("--model " + m.model_path +
+                     ": the model does not say what its input is, and the server builds it before "
+                     "any row arrives; give --input-shape (the rows' features, e.g. 784 or 1,28,28)");
+  }
+  BuildModel(plan, num_features, device);
+  torch::jit::Module& module = *plan.module;
+
+  Manifest manifest;
+  manifest.sparktorch_version = kVersion;
+  manifest.source = plan.source;
+  manifest.spec = plan.spec;
+  manifest.input_shape = plan.input_shape;
+  manifest.output_shape = plan.output_shape;
+  manifest.row_format.num_features = Product(plan.input_shape);
+  manifest.label_kind = LabelKind(loss, false, plan.output_shape);
+  manifest.num_classes = loss.takes_class_index() && !plan.output_shape.empty() ? plan.output_shape[0] : 0;
+  manifest.prediction = PredictionKindName(DefaultPrediction(loss.name()));
+  manifest.loss = loss.ToJson();
+  manifest.optimizer = optimizer_spec;
+  manifest.training = {{"mode", "hogwild"}};
+
+  ParameterServerOptions server_options = options.server;
+  server_options.model = SerializeModel(module, manifest);
+  server_options.optimizer = optimizer_spec;
+  std::vector<at::Tensor> params;
+  for (const torch::Tensor& p : module.parameters()) params.push_back(p);
+  int64_t num_params = 0;
+  for (const at::Tensor& p : params) num_params += p.numel();
+  ParameterServer server(server_options, params);
+  spdlog::info("parameter server for {} workers: {} parameters, loss {}, optimizer {}{}{}{}",
+               server_options.world_size, num_params, loss.name(), optimizer_spec.dump(),
+               server_options.lock ? ", lock" : "",
+               server_options.pull_every > 1 ? ", pull every " + std::to_string(server_options.pull_every) + " steps" : "",
+               server_options.max_staleness >= 0 ? ", max staleness " + std::to_string(server_options.max_staleness) : "");
+  announce(server.port());
+  ParameterServerReport report = server.Run();
+
+  json lost = json::array();
+  std::string lost_text;
+  for (const auto& [id, why] : report.lost) {
+    lost.push_back({{"worker", id}, {"reason", why}});
+    lost_text += (lost_text.empty() ? "" : "; ") + ("worker " + std::to_string(id) + ": " + why);
+  }
+  if (report.finished.empty()) {
+    throw PeerError("no worker finished, so there is no model (" + lost_text + ")", false);
+  }
+  if (!report.lost.empty()) {
+    spdlog::warn("{} of {} workers finished; lost: {}", report.finished.size(),
+                 server_options.world_size, lost_text);
+  }
+
+  // The final manifest: how the workers read their rows, and the job's last numbers.
+  json info = json::parse(report.worker_info, nullptr, false);
+  if (info.is_object() && info.contains("row_format")) {
+    try {
+      manifest.row_format = RowFormatFromJson(info["row_format"]);
+    } catch (const Error& e) {
+      spdlog::warn("worker's row format not recorded in the model: {}", e.what());
+    }
+    manifest.row_format.num_features = Product(plan.input_shape);
+    if (info.value("no_label", false)) manifest.label_kind = "input";
+    if (info.contains("prediction") && info["prediction"].is_string()) manifest.prediction = info["prediction"];
+  }
+  json metrics = report.epochs.empty() ? json::object() : EpochJson(report.epochs.back());
+  metrics["stopped_early"] = report.stopped_early;
+  manifest.metrics = metrics;
+  manifest.training = {{"mode", "hogwild"},
+                       {"launcher", "serve"},
+                       {"epochs_run", report.epochs.empty() ? 0 : report.epochs.back().epoch},
+                       {"world_size", server_options.world_size},
+                       {"workers_finished", report.finished.size()},
+                       {"lock", server_options.lock},
+                       {"pull_every", server_options.pull_every},
+                       {"max_staleness", server_options.max_staleness},
+                       {"early_stop_patience", server_options.early_stop_patience},
+                       {"updates", report.updates},
+                       {"seed", m.train.seed},
+                       {"device", "cpu"}};
+
+  RecordWriter records(out, "stdout");
+  if (m.output_path.empty()) {
+    records.WriteModel(SerializeModel(module, manifest));
+  } else {
+    WriteModelFile(m.output_path, module, manifest);
+    spdlog::info("model written to {}", m.output_path);
+  }
+  json summary = metrics;
+  summary["mode"] = "hogwild";
+  summary["world_size"] = server_options.world_size;
+  summary["workers_finished"] = report.finished;
+  summary["workers_lost"] = lost;
+  summary["updates"] = report.updates;
+  summary["updates_dropped_stale"] = report.dropped;
+  summary["staleness_max"] = report.max_staleness;
+  summary["staleness_mean"] = report.mean_staleness;
+  summary["weights_version"] = report.version;
+  summary["epochs"] = report.epochs.empty() ? 0 : report.epochs.back().epoch;
+  summary["refused_connections"] = report.refused_connections;
+  summary["total_seconds"] = report.seconds;
+  char checksum[16];
+  std::snprintf(checksum, sizeof checksum, "%08x", ParametersCrc32(params));
+  summary["weights_crc32"] = checksum;
+  if (!m.output_path.empty()) summary["model_path"] = m.output_path;
+  records.WriteSummary(summary.dump());
+  records.Flush();
+  spdlog::info("{} updates applied ({} dropped as stale, staleness max {} mean {:.2f}), final loss {}",
+               report.updates, report.dropped, report.max_staleness, report.mean_staleness,
+               report.epochs.empty() ? std::string("unknown")
+                                     : fmt::format("{:.4f}", report.epochs.back().train_loss));
+}
+
+}  // namespace sparktorch

@@ -1,0 +1,141 @@
+#ifndef SPARKTORCH_CORE_PS_PARAMETER_SERVER_H_
+#define SPARKTORCH_CORE_PS_PARAMETER_SERVER_H_
+
+#include <condition_variable>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+#include <nlohmann/json.hpp>
+#include <torch/optim/optimizer.h>
+
+#include "core/net/socket.h"
+#include "core/ps/ps_wire.h"
+
+namespace sparktorch {
+
+struct ParameterServerOptions {
+  Address listen;
+  std::string secret;        // empty: no secret (the caller listens on loopback only)
+  std::string job = "-";     // workers must present this job id; "-": any
+  int world_size = 1;
+  double rendezvous_timeout = 120;  // seconds for every worker to connect
+  double worker_timeout = 300;      // longest silence of a connected worker
+  bool lock = false;                // serialise pull, compute and push across workers
+  int pull_every = 1;               // steps between pulls
+  int64_t max_staleness = -1;       // drop gradients more versions old than this; -1: never
+  int early_stop_patience = 0;      // epochs without a better loss before stopping; 0: never
+  std::string model;                // the initial model's .pt bytes, sent to every worker
+  nlohmann::json optimizer;         // a complete optimizer spec (CompleteOptimizerSpec)
+};
+
+// One epoch, over the workers that reported it.
+struct ServedEpoch {
+  int epoch = 0;
+  int workers = 0;
+  int64_t rows = 0;
+  double train_loss = 0;
+  std::optional<double> train_accuracy;
+  int64_t validation_rows = 0;
+  std::optional<double> validation_loss;
+  std::optional<double> validation_accuracy;
+};
+
+struct ParameterServerReport {
+  int64_t updates = 0;  // gradients applied
+  int64_t dropped = 0;  // gradients dropped as staler than max_staleness
+  uint64_t max_staleness = 0;
+  double mean_staleness = 0;  // over every push
+  uint64_t version = 0;       // of the final weights
+  std::vector<int> finished;
+  std::map<int, std::string> lost;  // worker -> what happened
+  std::vector<ServedEpoch> epochs;  // every epoch all workers reported (or all that remained)
+  bool stopped_early = false;
+  std::string worker_info;  // the first worker's (JSON)
+  std::vector<nlohmann::json> worker_summaries;
+  int64_t refused_connections = 0;
+  double seconds = 0;  // serving
+};
+
+// The hogwild parameter server: holds the master weights and the optimizer, admits the job's
+// workers (HMAC challenge), and serves their pulls and pushes, each connection on its own thread.
+// Pulls share the weights; a push takes them alone for its optimizer step. Workers that fail,
+// disconnect or go silent are reported and the job goes on with the others.
+class ParameterServer {
+ public:
+  // Listens at once (throws RendezvousError when it cannot). `params` become views of one flat
+  // buffer until Run returns.
+  ParameterServer(ParameterServerOptions options, std::vector<at::Tensor> params);
+  ~ParameterServer();
+
+  int port() const { return port_; }
+
+  // Serves until every worker has finished or is lost. Then the parameters hold the final
+  // weights, each in its own storage again.
+  ParameterServerReport Run();
+
+ private:
+  enum class State { kAbsent, kActive, kFinished, kLost };
+  struct Worker {
+    State state = State::kAbsent;
+    std::string host;
+    bool reported = false;
+  };
+  struct EpochSums {
+    std::set<int> workers;
+    int64_t rows = 0;
+    double loss = 0, correct = 0;
+    int64_t validation_rows = 0;
+    double validation_loss = 0, validation_correct = 0;
+  };
+
+  void Serve(Fd fd);
+  // The handshake; returns the admitted worker's id, or -1 after refusing the connection.
+  int Admit(FrameConnection& conn, const std::string& peer);
+  // Serves an admitted worker's requests until it finishes or is lost.
+  void ServeWorker(FrameConnection& conn, int id);
+  void Lose(int id, const std::string& why);  // with mu_ held
+  void ReleaseLock(int id);                   // with mu_ held
+  void Decide();                              // with mu_ held: epochs every worker reported
+  bool Over() const;                          // with mu_ held
+  void FillWeights(ps::Weights* weights);
+
+  ParameterServerOptions options_;
+  Fd listener_;
+  int port_ = 0;
+  std::vector<at::Tensor> params_;
+  at::Tensor flat_params_, flat_grads_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
+  int64_t num_params_ = 0;
+
+  std::shared_mutex weights_mu_;  // flat_params_, version_, the optimizer
+  uint64_t version_ = 0;
+
+  std::mutex mu_;  // everything below
+  std::condition_variable lock_cv_;
+  int lock_owner_ = -1;
+  bool stop_ = false;
+  bool rendezvous_over_ = false;
+  std::vector<Worker> workers_;
+  std::map<int, EpochSums> epochs_;
+  int next_epoch_ = 1;
+  double best_ = 0;
+  int since_best_ = 0;
+  ParameterServerReport report_;
+  double staleness_sum_ = 0;
+  int64_t pushes_ = 0;
+  std::set<int> open_fds_;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CORE_PS_PARAMETER_SERVER_H_

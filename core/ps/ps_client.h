@@ -1,0 +1,68 @@
+#ifndef SPARKTORCH_CORE_PS_PS_CLIENT_H_
+#define SPARKTORCH_CORE_PS_PS_CLIENT_H_
+
+#include <cstdint>
+#include <string>
+
+#include "core/net/socket.h"
+#include "core/ps/ps_wire.h"
+
+namespace sparktorch {
+
+struct PsClientOptions {
+  Address server;
+  std::string secret;       // SPARKTORCH_SECRET; empty: the server must have none either
+  std::string job = "-";    // SPARKTORCH_JOB_ID
+  int worker = 0;
+  int world_size = 1;
+  double timeout = 120;     // seconds to reach the server, and for each answer
+  std::string worker_info;  // JSON for the server: row format, prediction kind, rows
+};
+
+// A hogwild worker's connection to `sparktorch serve --mode hogwild`: requests and their answers.
+// Throws RendezvousError when the server cannot be reached, RefusedError when it refuses this
+// worker or does not prove it knows the secret, and PeerError (lost) when it disappears or stops
+// answering. Not thread-safe.
+class PsClient {
+ public:
+  explicit PsClient(PsClientOptions options);
+
+  const ps::Welcome& welcome() const { return welcome_; }
+  int64_t num_parameters() const { return welcome_.num_parameters(); }
+
+  // The current weights; with `acquire_lock`, after waiting for the server's lock.
+  const ps::Weights& Pull(bool acquire_lock);
+  // Sends one step's mean gradient (num_parameters floats) computed on `base_version`.
+  const ps::PushAck& Push(uint64_t base_version, int64_t rows, const float* gradients, double loss,
+                          bool release_lock);
+  // Sends an epoch's numbers; returns true when the server has stopped the job.
+  bool ReportEpoch(const ps::EpochReport& report);
+  // Says this worker is done (with its summary) and returns the weights of that moment.
+  const ps::Weights& Finish(const std::string& summary);
+  // Tells the server this worker failed. Best effort: never throws.
+  void Fail(const std::string& message) noexcept;
+
+  int64_t pulls() const { return pulls_; }
+  int64_t pushes() const { return pushes_; }
+  int64_t pushes_dropped() const { return dropped_; }
+  double seconds() const { return seconds_; }  // waiting on the server
+
+ private:
+  // Sends request_ and reads the answer into reply_, which must be of kind `expected`.
+  void Exchange(ps::Message::KindCase expected, const char* what);
+  [[noreturn]] void Lost(const std::string& why) const;
+
+  PsClientOptions options_;
+  std::string name_;  // "the parameter server at HOST:PORT"
+  FrameConnection conn_;
+  ps::Welcome welcome_;
+  ps::Message request_;
+  ps::Message reply_;
+  uint32_t max_frame_ = kMaxHandshakeFrame;
+  int64_t pulls_ = 0, pushes_ = 0, dropped_ = 0;
+  double seconds_ = 0;
+};
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CORE_PS_PS_CLIENT_H_
