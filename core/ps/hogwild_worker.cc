@@ -1,5 +1,6 @@
 #include "core/ps/hogwild_worker.h"
 
+#include <cmath>
 #include <cstring>
 
 #include <torch/torch.h>

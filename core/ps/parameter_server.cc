@@ -449,8 +449,8 @@ void ParameterServer::Decide() {
       } else if (++since_best_ >= options_.early_stop_patience) {
         stop_ = true;
         report_.stopped_early = true;
-        spdlog::info("stopping early after epoch {}: no improvement for {} epochs", served.epoch,
-                     options_.early_stop_patience);
+        spdlog::info("stopping early after epoch {}: no improvement for {} epoch{}", served.epoch,
+                     options_.early_stop_patience, options_.early_stop_patience == 1 ? "" : "s");
         lock_cv_.notify_all();
       }
     }

@@ -1,0 +1,217 @@
+#include "core/ps/parameter_server.h"
+
+#include <chrono>
+#include <future>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include "core/ps/ps_client.h"
+#include "core/train/optimizer.h"
+#include "formats/error.h"
+
+namespace sparktorch {
+namespace {
+
+// A parameter server for one tensor [1, 2, 3, 4] with SGD at lr 0.5, serving on a thread.
+class ServerFixture {
+ public:
+  explicit ServerFixture(ParameterServerOptions options) {
+    weights_ = torch::tensor({1.f, 2.f, 3.f, 4.f});
+    weights_.set_requires_grad(true);
+    options.listen = Address{"127.0.0.1", 0};
+    options.model = "model bytes";
+    options.optimizer = CompleteOptimizerSpec({{"type", "sgd"}, {"lr", 0.5}});
+    server_ = std::make_unique<ParameterServer>(options, std::vector<at::Tensor>{weights_});
+    run_ = std::async(std::launch::async, [this] { return server_->Run(); });
+  }
+
+  PsClientOptions Client(int worker, int world_size, const std::string& secret = "") const {
+    PsClientOptions c;
+    c.server = Address{"127.0.0.1", server_->port()};
+    c.worker = worker;
+    c.world_size = world_size;
+    c.secret = secret;
+    c.timeout = 10;
+    return c;
+  }
+
+  ParameterServerReport Report() { return run_.get(); }
+  const torch::Tensor& weights() const { return weights_; }
+
+ private:
+  torch::Tensor weights_;
+  std::unique_ptr<ParameterServer> server_;
+  std::future<ParameterServerReport> run_;
+};
+
+std::vector<float> Floats(const std::string& bytes) {
+  const float* p = reinterpret_cast<const float*>(bytes.data());
+  return std::vector<float>(p, p + bytes.size() / sizeof(float));
+}
+
+ParameterServerOptions World(int n) {
+  ParameterServerOptions o;
+  o.world_size = n;
+  o.rendezvous_timeout = 20;
+  return o;
+}
+
+TEST(ParameterServer, PushAppliesTheOptimizerAndPullSeesIt) {
+  ServerFixture server(World(1));
+  PsClient client(server.Client(0, 1));
+  EXPECT_EQ(client.welcome().model(), "model bytes");
+  EXPECT_EQ(client.num_parameters(), 4);
+  const ps::Weights& w0 = client.Pull(false);
+  EXPECT_EQ(w0.version(), 0u);
+  EXPECT_EQ(Floats(w0.data()), (std::vector<float>{1, 2, 3, 4}));
+  const float gradient[4] = {2, 2, 2, 2};
+  const ps::PushAck& ack = client.Push(0, 8, gradient, 0.5, false);
+  EXPECT_TRUE(ack.applied());
+  EXPECT_EQ(ack.version(), 1u);
+  EXPECT_EQ(Floats(client.Pull(false).data()), (std::vector<float>{0, 1, 2, 3}));
+  const ps::Weights& final_weights = client.Finish("{\"worker\": 0}");
+  EXPECT_EQ(Floats(final_weights.data()), (std::vector<float>{0, 1, 2, 3}));
+
+  ParameterServerReport report = server.Report();
+  EXPECT_EQ(report.updates, 1);
+  EXPECT_EQ(report.dropped, 0);
+  EXPECT_EQ(report.version, 1u);
+  EXPECT_EQ(report.finished, std::vector<int>{0});
+  EXPECT_TRUE(report.lost.empty());
+  ASSERT_EQ(report.worker_summaries.size(), 1u);
+  EXPECT_EQ(report.worker_summaries[0]["worker"], 0);
+  // The parameter holds the final weights, in storage of its own again.
+  EXPECT_TRUE(torch::equal(server.weights(), torch::tensor({0.f, 1.f, 2.f, 3.f})));
+}
+
+TEST(ParameterServer, GradientsStalerThanTheBoundAreDroppedAndCounted) {
+  ParameterServerOptions o = World(2);
+  o.max_staleness = 0;
+  ServerFixture server(o);
+  PsClient a(server.Client(0, 2)), b(server.Client(1, 2));
+  const float gradient[4] = {1, 1, 1, 1};
+  a.Pull(false);
+  b.Pull(false);
+  EXPECT_TRUE(a.Push(0, 1, gradient, 0, false).applied());
+  const ps::PushAck& late = b.Push(0, 1, gradient, 0, false);
+  EXPECT_FALSE(late.applied());
+  EXPECT_EQ(late.staleness(), 1u);
+  EXPECT_EQ(b.pushes_dropped(), 1);
+  a.Finish("{}");
+  b.Finish("{}");
+  ParameterServerReport report = server.Report();
+  EXPECT_EQ(report.updates, 1);
+  EXPECT_EQ(report.dropped, 1);
+  EXPECT_EQ(report.max_staleness, 1u);
+  EXPECT_DOUBLE_EQ(report.mean_staleness, 0.5);
+}
+
+TEST(ParameterServer, AWrongSecretIsRefusedAndTheJobGoesOn) {
+  ParameterServerOptions o = World(1);
+  o.secret = "the job's secret";
+  ServerFixture server(o);
+  EXPECT_THROW(PsClient(server.Client(0, 1, "a guess")), RefusedError);
+  PsClient good(server.Client(0, 1, "the job's secret"));
+  good.Finish("{}");
+  ParameterServerReport report = server.Report();
+  EXPECT_EQ(report.refused_connections, 1);
+  EXPECT_EQ(report.finished, std::vector<int>{0});
+}
+
+TEST(ParameterServer, ADuplicateWorkerOrAWrongWorldIsRefusedWithTheReason) {
+  ServerFixture server(World(2));
+  PsClient first(server.Client(0, 2));
+  try {
+    PsClient again(server.Client(0, 2));
+    FAIL() << "a second worker 0 was admitted";
+  } catch (const RefusedError& e) {
+    EXPECT_NE(std::string(e.what()).find("worker 0 already joined this job"), std::string::npos) << e.what();
+  }
+  try {
+    PsClient wrong(server.Client(1, 3));
+    FAIL() << "a worker of a 3-worker job was admitted";
+  } catch (const RefusedError& e) {
+    EXPECT_NE(std::string(e.what()).find("says the job has 3 workers, this server serves 2"),
+              std::string::npos) << e.what();
+  }
+  PsClient second(server.Client(1, 2));
+  first.Finish("{}");
+  second.Finish("{}");
+  EXPECT_EQ(server.Report().refused_connections, 2);
+}
+
+TEST(ParameterServer, ALostWorkerIsReportedAndTheOthersFinish) {
+  ServerFixture server(World(2));
+  PsClient survivor(server.Client(1, 2));
+  {
+    PsClient doomed(server.Client(0, 2));
+    doomed.Pull(false);
+  }  // its connection closes mid-job
+  survivor.Pull(false);
+  survivor.Finish("{}");
+  ParameterServerReport report = server.Report();
+  EXPECT_EQ(report.finished, std::vector<int>{1});
+  ASSERT_EQ(report.lost.count(0), 1u);
+  EXPECT_EQ(report.lost[0], "connection closed");
+}
+
+TEST(ParameterServer, AWorkerThatNeverArrivesIsLostAfterTheRendezvousTimeout) {
+  ParameterServerOptions o = World(2);
+  o.rendezvous_timeout = 0.5;
+  ServerFixture server(o);
+  PsClient only(server.Client(0, 2));
+  only.Finish("{}");
+  ParameterServerReport report = server.Report();
+  EXPECT_EQ(report.finished, std::vector<int>{0});
+  EXPECT_EQ(report.lost[1], "never connected within 0.5 s");
+}
+
+TEST(ParameterServer, EarlyStoppingIsDecidedWhenEveryWorkerReportedTheEpoch) {
+  ParameterServerOptions o = World(2);
+  o.early_stop_patience = 1;
+  ServerFixture server(o);
+  PsClient a(server.Client(0, 2)), b(server.Client(1, 2));
+  auto report = [](int epoch, double loss) {
+    ps::EpochReport r;
+    r.set_epoch(epoch);
+    r.set_rows(100);
+    r.set_train_loss(loss);
+    return r;
+  };
+  EXPECT_FALSE(a.ReportEpoch(report(1, 1.0)));
+  EXPECT_FALSE(b.ReportEpoch(report(1, 1.0)));
+  EXPECT_FALSE(a.ReportEpoch(report(2, 1.5)));  // epoch 2 is not decided before b reports it
+  EXPECT_TRUE(b.ReportEpoch(report(2, 1.5)));   // worse than epoch 1: patience 1 is spent
+  EXPECT_TRUE(a.Pull(false).stop());
+  a.Finish("{}");
+  b.Finish("{}");
+  ParameterServerReport r = server.Report();
+  EXPECT_TRUE(r.stopped_early);
+  ASSERT_EQ(r.epochs.size(), 2u);
+  EXPECT_EQ(r.epochs[1].workers, 2);
+  EXPECT_DOUBLE_EQ(r.epochs[1].train_loss, 1.5);
+}
+
+TEST(ParameterServer, TheLockSerialisesPullToPushAcrossWorkers) {
+  ParameterServerOptions o = World(2);
+  o.lock = true;
+  ServerFixture server(o);
+  PsClient a(server.Client(0, 2)), b(server.Client(1, 2));
+  EXPECT_TRUE(a.welcome().lock());
+  a.Pull(true);  // a holds the lock
+  auto b_pull = std::async(std::launch::async, [&b] { return b.Pull(true).version(); });
+  EXPECT_EQ(b_pull.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
+  const float gradient[4] = {1, 1, 1, 1};
+  a.Push(0, 1, gradient, 0, /*release_lock=*/true);
+  // b gets the lock only now, and with it the weights a's push made.
+  EXPECT_EQ(b_pull.get(), 1u);
+  EXPECT_EQ(b.Push(1, 1, gradient, 0, true).staleness(), 0u);
+  a.Finish("{}");
+  b.Finish("{}");
+  EXPECT_EQ(server.Report().max_staleness, 0u);
+}
+
+}  // namespace
+}  // namespace sparktorch
