@@ -355,16 +355,23 @@ void ParameterServer::ServeWorker(FrameConnection& conn, int id) {
         FillWeights(w);
         {
           std::lock_guard<std::mutex> lock(mu_);
-          workers_[id].state = State::kFinished;
-          report_.finished.push_back(id);
-          nlohmann::json summary = nlohmann::json::parse(in.done().summary(), nullptr, false);
-          if (summary.is_object()) report_.worker_summaries.push_back(summary);
           ReleaseLock(id);
-          Decide();
           w->set_stop(stop_);
         }
+        // The worker counts as finished once it has its final weights: until then the job is
+        // not over, so the server does not close this connection under the send.
+        const bool sent = conn.Send(out, After(options_.worker_timeout)) == FrameConnection::Status::kOk;
+        std::lock_guard<std::mutex> lock(mu_);
+        if (!sent) {
+          Lose(id, "connection closed before it got the final weights");
+          return;
+        }
+        workers_[id].state = State::kFinished;
+        report_.finished.push_back(id);
+        nlohmann::json summary = nlohmann::json::parse(in.done().summary(), nullptr, false);
+        if (summary.is_object()) report_.worker_summaries.push_back(summary);
+        Decide();
         spdlog::info("{} finished", name);
-        conn.Send(out, After(options_.worker_timeout));
         return;
       }
       case ps::Message::kFailed: {
