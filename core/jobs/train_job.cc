@@ -313,6 +313,7 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
   std::snprintf(checksum, sizeof checksum, "%08x", trainer.WeightsChecksum());
   summary["weights_crc32"] = checksum;
   if (worker) {
+    summary["rank"] = options.hogwild->worker;  // a worker's own world is one process
     summary["worker"] = options.hogwild->worker;
     summary["world_size"] = options.hogwild->world_size;
     summary["pulls"] = client->pulls();
