@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates zlib1g-dev
   libtorch-dev libopenblas0-pthread
   libcli11-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libspdlog-dev
-  libbenchmark-dev libgtest-dev
+  libbenchmark-dev libgtest-dev clang libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
   dataset-fashion-mnist python3 python3-torch python3-numpy
 )
