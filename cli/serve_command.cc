@@ -27,7 +27,7 @@ struct ServeFlags {
   double lr = 0;
   int64_t max_staleness = -1;
   std::vector<CLI::Option*> hogwild_only;
-  CLI::Option *loss_opt, *optimizer_opt, *lr_opt;
+  CLI::Option *loss_opt, *optimizer_opt, *lr_opt, *job_id_opt;
 };
 
 bool IsLoopback(const std::string& host) {
@@ -66,12 +66,15 @@ Address ListenAddress(const ServeFlags& f, const std::string& secret, const std:
   return listen;
 }
 
-// Tells the ranks or workers where to connect: on stdout, or in --port-file.
+// Tells the ranks or workers where to connect: in --port-file, else on stdout. A parameter server's
+// stdout carries records only, so without --port-file its address is only in the log.
 void Announce(const ServeFlags& f, const Address& listen, int port) {
   const std::string host = IsWildcard(listen.host) ? HostName() : listen.host;
   const std::string address = host + ":" + std::to_string(port);
   spdlog::info("listening on {}", address);
-  if (f.port_file.empty()) {
+  if (f.port_file.empty() && f.mode == "hogwild") {
+    spdlog::warn("no --port-file: workers must be told {} some other way", address);
+  } else if (f.port_file.empty()) {
     std::printf("%s\n", address.c_str());
     std::fflush(stdout);
   } else {
@@ -82,6 +85,10 @@ void Announce(const ServeFlags& f, const Address& listen, int port) {
 void RunHogwild(ServeFlags& f, const std::string& secret) {
   HogwildServeOptions o = f.hogwild;
   if (o.model.model_path.empty()) throw UsageError("--model is required with --mode hogwild");
+  if (f.job_id_opt->count()) {
+    throw UsageError("--job-id is Open MPI's id for a sync job; a hogwild server takes its job "
+                     "id from SPARKTORCH_JOB_ID");
+  }
   if (f.loss_opt->count()) o.model.loss = f.loss;
   if (f.optimizer_opt->count()) o.model.optimizer = f.optimizer;
   if (f.lr_opt->count()) o.model.lr = f.lr;
@@ -149,14 +156,15 @@ void SetupServeCommand(CLI::App& app) {
                 "ADDR:PORT to listen on; port 0 picks a free one (default 0.0.0.0:0, or "
                 "127.0.0.1:0 without SPARKTORCH_SECRET)");
   c->add_option("--port-file", f.port_file,
-                "Write the HOST:PORT the ranks should use to this file instead of stdout");
+                "Write the HOST:PORT the ranks or workers should use to this file (sync: instead "
+                "of stdout; hogwild: else it is only logged, as stdout carries records)");
   c->add_option("--timeout", f.timeout, "Seconds for every rank or worker to arrive (default 120)")
       ->check(CLI::PositiveNumber);
   c->add_option("--heartbeat-timeout", f.heartbeat_timeout,
                 "Seconds of silence after which a rank or worker counts as lost (default 30 for "
                 "sync ranks; 300 for hogwild workers, so also the longest a step may take)")
       ->check(CLI::PositiveNumber);
-  c->add_option("--job-id", f.job_id,
+  f.job_id_opt = c->add_option("--job-id", f.job_id,
                 "Job id (1..2147483647) for Open MPI; jobs that run at once on one host need "
                 "different ids (default: random)")
       ->check(CLI::Range(1, 2147483647));

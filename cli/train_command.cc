@@ -26,7 +26,7 @@ struct TrainFlags {
   double lr = 0;
   int threads = 0;
   CLI::Option *loss_opt, *optimizer_opt, *lr_opt, *prediction_opt, *threads_opt, *model_opt,
-      *train_config_opt, *patience_opt;
+      *train_config_opt, *patience_opt, *output_opt;
   bool no_shuffle = false;
   std::string mode = "auto";
   std::string tracker;
@@ -68,10 +68,11 @@ void RunHogwild(TrainFlags& f, TrainJobOptions& job) {
   if (!f.tracker.empty()) throw UsageError("--tracker is for --mode sync; hogwild workers use --server");
   // The server decides these for every worker; a worker's own would be silently different.
   for (CLI::Option* o : {f.model_opt, f.train_config_opt, f.loss_opt, f.optimizer_opt, f.lr_opt,
-                         f.patience_opt}) {
+                         f.patience_opt, f.output_opt}) {
     if (o->count()) {
       throw UsageError(o->get_name() + ": a hogwild worker takes the model and its training from "
-                       "the parameter server; give " + o->get_name() + " to `sparktorch serve`");
+                       "the parameter server, which also writes the model; give " + o->get_name() +
+                       " to `sparktorch serve`");
     }
   }
   if (f.rank < 0 || f.world_size <= 0) {
@@ -227,7 +228,7 @@ void SetupTrainCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->group("Distributed");
 
-  c->add_option("--output,-o", f.job.output_path,
+  f.output_opt = c->add_option("--output,-o", f.job.output_path,
                 "Write the model to this file instead of model records on stdout")
       ->group("Output");
   c->add_flag("--predict", f.job.predict, "Write a prediction record for every input row")

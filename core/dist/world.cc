@@ -40,7 +40,7 @@ std::unique_ptr<World> World::Join(const WorldOptions& options) {
   std::unique_ptr<World> world(new World());
   const bool tracker = options.tracker.has_value();
   if (!tracker && (options.rank >= 0 || options.world_size > 0)) {
-    throw UsageError("--rank and --world-size go with --tracker HOST:PORT");
+    throw UsageError("--rank and --world-size go with --tracker HOST:PORT (sync) or --server HOST:PORT (hogwild)");
   }
   if (tracker) {
     if (options.rank < 0 || options.world_size < 1) {

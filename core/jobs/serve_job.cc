@@ -69,8 +69,8 @@ void RunHogwildServe(const HogwildServeOptions& options, const std::function<voi
   int64_t num_params = 0;
   for (const at::Tensor& p : params) num_params += p.numel();
   ParameterServer server(server_options, params);
-  spdlog::info("parameter server for {} workers: {} parameters, loss {}, optimizer {}{}{}{}",
-               server_options.world_size, num_params, loss.name(), optimizer_spec.dump(),
+  spdlog::info("parameter server for {} worker{}: {} parameters, loss {}, optimizer {}{}{}{}",
+               server_options.world_size, server_options.world_size == 1 ? "" : "s", num_params, loss.name(), optimizer_spec.dump(),
                server_options.lock ? ", lock" : "",
                server_options.pull_every > 1 ? ", pull every " + std::to_string(server_options.pull_every) + " steps" : "",
                server_options.max_staleness >= 0 ? ", max staleness " + std::to_string(server_options.max_staleness) : "");

@@ -73,7 +73,10 @@ bool HogwildWorker::AfterEpoch(const EpochStats& stats) {
   report.set_epoch(stats.epoch);
   report.set_rows(stats.rows);
   report.set_train_loss(stats.rows > 0 ? stats.train_loss : 0);
-  if (stats.train_accuracy) report.set_train_correct(*stats.train_accuracy * stats.rows);
+  if (stats.train_accuracy) {
+    report.set_classification(true);
+    report.set_train_correct(*stats.train_accuracy * stats.rows);
+  }
   if (stats.validation_loss && !std::isnan(*stats.validation_loss)) {
     report.set_validation_rows(stats.validation_rows);
     report.set_validation_loss(*stats.validation_loss);

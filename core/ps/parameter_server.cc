@@ -39,9 +39,12 @@ ParameterServer::ParameterServer(ParameterServerOptions options, std::vector<at:
     }
     num_params_ += p.numel();
   }
-  if (num_params_ * 4 > (int64_t{1} << 31) - kFrameOverhead) {
-    throw ModelError("a model of " + std::to_string(num_params_) +
-                     " parameters is too large for one frame of the hogwild protocol (2 GiB)");
+  // The Welcome carries the model file (a little more than its weights) in one frame.
+  if (num_params_ * 4 + static_cast<int64_t>(kFrameOverhead) > kMaxWelcomeFrame ||
+      options_.model.size() + kFrameOverhead > kMaxWelcomeFrame) {
+    throw ModelError("a model of " + std::to_string(num_params_) + " parameters (" +
+                     std::to_string(options_.model.size()) +
+                     " bytes) is too large for one frame of the hogwild protocol (1 GiB)");
   }
   // The weights and gradients as two flat buffers, so that a pull copies one block and a push
   // lands in the gradients with one copy. Gradients through from_blob, as the trainer does.
@@ -210,7 +213,15 @@ int ParameterServer::Admit(FrameConnection& conn, const std::string& peer) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     Worker& w = workers_[id];
-    if (w.state != State::kAbsent) {
+    if (w.state == State::kLost && w.host.empty()) {
+      duplicate = "worker " + std::to_string(id) + " arrived after the server's --timeout (" +
+                  Secs(options_.rendezvous_timeout) + ") and was counted as lost";
+    } else if (w.state == State::kLost) {
+      duplicate = "worker " + std::to_string(id) + " was lost earlier in this job (" +
+                  report_.lost[id] + "); a job does not take a worker back";
+    } else if (w.state == State::kFinished) {
+      duplicate = "worker " + std::to_string(id) + " already finished this job";
+    } else if (w.state != State::kAbsent) {
       duplicate = "worker " + std::to_string(id) + " already joined this job (from " + w.host + ")";
     } else {
       w.state = State::kActive;
@@ -340,6 +351,7 @@ void ParameterServer::ServeWorker(FrameConnection& conn, int id) {
           if (e.workers.insert(id).second) {
             e.rows += r.rows();
             e.loss += r.train_loss() * static_cast<double>(r.rows());
+            e.classification = e.classification || r.classification();
             e.correct += r.train_correct();
             e.validation_rows += r.validation_rows();
             e.validation_loss += r.validation_loss() * static_cast<double>(r.validation_rows());
@@ -417,7 +429,8 @@ void ParameterServer::Lose(int id, const std::string& why) {
 }
 
 void ParameterServer::Decide() {
-  for (;;) {
+  // After an early stop, the epochs workers were in the middle of are not the job's.
+  while (!report_.stopped_early) {
     auto it = epochs_.find(next_epoch_);
     if (it == epochs_.end()) return;
     const EpochSums& e = it->second;
@@ -433,7 +446,7 @@ void ParameterServer::Decide() {
     served.workers = static_cast<int>(e.workers.size());
     served.rows = e.rows;
     served.train_loss = e.rows > 0 ? e.loss / e.rows : std::numeric_limits<double>::quiet_NaN();
-    if (e.rows > 0 && e.correct > 0) served.train_accuracy = e.correct / e.rows;
+    if (e.rows > 0 && e.classification) served.train_accuracy = e.correct / e.rows;
     served.validation_rows = e.validation_rows;
     if (e.validation_rows > 0) {
       served.validation_loss = e.validation_loss / e.validation_rows;

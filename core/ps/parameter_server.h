@@ -93,6 +93,7 @@ class ParameterServer {
     std::set<int> workers;
     int64_t rows = 0;
     double loss = 0, correct = 0;
+    bool classification = false;  // accuracies are reported
     int64_t validation_rows = 0;
     double validation_loss = 0, validation_correct = 0;
   };

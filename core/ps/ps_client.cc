@@ -63,16 +63,16 @@ void PsClient::Lost(const std::string& why) const {
   throw PeerError("lost " + name_ + ": " + why, false);
 }
 
-void PsClient::Exchange(ps::Message::KindCase expected, const char* what) {
+void PsClient::Exchange(ps::Message::KindCase expected, const char* what, double timeout) {
   const auto start = std::chrono::steady_clock::now();
-  const SteadyTime deadline = After(options_.timeout);
+  const SteadyTime deadline = After(timeout);
   if (conn_.Send(request_, deadline) != FrameConnection::Status::kOk) {
     Lost(std::string("cannot send a ") + what + " (connection closed)");
   }
   std::string why;
   auto status = conn_.Receive(&reply_, max_frame_, deadline, &why);
   if (status == FrameConnection::Status::kTimeout) {
-    Lost("no answer to a " + std::string(what) + " in " + std::to_string(int(options_.timeout)) + " s");
+    Lost("no answer to a " + std::string(what) + " in " + std::to_string(int(timeout)) + " s");
   }
   if (status != FrameConnection::Status::kOk) Lost(why);
   if (reply_.kind_case() != expected) {
@@ -84,7 +84,9 @@ void PsClient::Exchange(ps::Message::KindCase expected, const char* what) {
 
 const ps::Weights& PsClient::Pull(bool acquire_lock) {
   request_.mutable_pull()->set_acquire_lock(acquire_lock);
-  Exchange(ps::Message::kWeights, "pull");
+  // Waiting for the lock, every other worker may hold it once first.
+  Exchange(ps::Message::kWeights, acquire_lock ? "pull with the lock" : "pull",
+           acquire_lock ? options_.timeout * std::max(1, options_.world_size) : options_.timeout);
   const size_t want = static_cast<size_t>(num_parameters()) * 4;
   if (reply_.weights().data().size() != want && !reply_.weights().stop()) {
     Lost("it sent " + std::to_string(reply_.weights().data().size()) + " bytes of weights, not " +
@@ -102,7 +104,7 @@ const ps::PushAck& PsClient::Push(uint64_t base_version, int64_t rows, const flo
   push->set_gradients(gradients, static_cast<size_t>(num_parameters()) * 4);
   push->set_loss(loss);
   push->set_release_lock(release_lock);
-  Exchange(ps::Message::kPushAck, "push");
+  Exchange(ps::Message::kPushAck, "push", options_.timeout);
   ++pushes_;
   if (!reply_.push_ack().applied()) ++dropped_;
   return reply_.push_ack();
@@ -110,13 +112,13 @@ const ps::PushAck& PsClient::Push(uint64_t base_version, int64_t rows, const flo
 
 bool PsClient::ReportEpoch(const ps::EpochReport& report) {
   *request_.mutable_epoch_report() = report;
-  Exchange(ps::Message::kEpochAck, "epoch report");
+  Exchange(ps::Message::kEpochAck, "epoch report", options_.timeout);
   return reply_.epoch_ack().stop();
 }
 
 const ps::Weights& PsClient::Finish(const std::string& summary) {
   request_.mutable_done()->set_summary(summary);
-  Exchange(ps::Message::kWeights, "done");
+  Exchange(ps::Message::kWeights, "done", options_.timeout);
   if (reply_.weights().data().size() != static_cast<size_t>(num_parameters()) * 4) {
     Lost("it sent " + std::to_string(reply_.weights().data().size()) + " bytes of final weights");
   }

@@ -49,7 +49,7 @@ class PsClient {
 
  private:
   // Sends request_ and reads the answer into reply_, which must be of kind `expected`.
-  void Exchange(ps::Message::KindCase expected, const char* what);
+  void Exchange(ps::Message::KindCase expected, const char* what, double timeout);
   [[noreturn]] void Lost(const std::string& why) const;
 
   PsClientOptions options_;
