@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/row_format_flags.h"
+#include "core/device.h"
 #include "core/dist/tracker.h"
 #include "core/jobs/serve_job.h"
 #include "formats/error.h"
@@ -84,6 +85,8 @@ void Announce(const ServeFlags& f, const Address& listen, int port) {
 
 void RunHogwild(ServeFlags& f, const std::string& secret) {
   HogwildServeOptions o = f.hogwild;
+  // Large frames come and go every step: keep them off mmap, as training does.
+  ConfigureCpu(DefaultThreads());
   if (o.model.model_path.empty()) throw UsageError("--model is required with --mode hogwild");
   if (f.job_id_opt->count()) {
     throw UsageError("--job-id is Open MPI's id for a sync job; a hogwild server takes its job "

@@ -341,7 +341,22 @@ void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* 
     Run(options, comm, out, client);
   } catch (const PeerError&) {
     throw;  // the server is gone: nobody to tell
+  } catch (const RendezvousError&) {
+    throw;  // it cannot be reached
+  } catch (const RefusedError&) {
+    throw;  // it does not take this worker
   } catch (const std::exception& e) {
+    if (!client && options.hogwild) {
+      // A worker that fails before it connects (a bad row) still tells the server why, so the
+      // server reports it at once instead of waiting out its --timeout for a worker that never
+      // comes. Best effort, briefly.
+      try {
+        PsClientOptions brief = *options.hogwild;
+        brief.timeout = std::min(brief.timeout, 10.0);
+        client = std::make_unique<PsClient>(brief);
+      } catch (const std::exception&) {
+      }
+    }
     if (client) client->Fail(e.what());
     throw;
   }

@@ -41,6 +41,10 @@ void HogwildWorker::Load(const std::string& data) {
 
 void HogwildWorker::BeforeStep() {
   if (since_pull_ > 0) return;
+  if (fresh_) {  // the last push brought the weights
+    fresh_ = false;
+    return;
+  }
   const ps::Weights& weights = client_.Pull(lock_);
   if (weights.stop()) stop_ = true;
   if (weights.data().size() == gradients_.size() * 4) Load(weights.data());
@@ -60,9 +64,18 @@ bool HogwildWorker::AfterBackward(int64_t rows, double loss, bool last_in_epoch)
   }
   since_pull_ = (since_pull_ + 1) % pull_every_;
   if (last_in_epoch) since_pull_ = 0;  // each epoch starts from the server's weights
+  // Without the lock, the weights for the next stretch come back with this push: one round trip
+  // a step instead of two. With the lock, the next pull must wait for it again.
+  const bool pull = !lock_ && since_pull_ == 0;
   const ps::PushAck& ack =
-      client_.Push(version_, rows, gradients_.data(), loss, lock_ && since_pull_ == 0);
+      client_.Push(version_, rows, gradients_.data(), loss, lock_ && since_pull_ == 0, pull);
   if (ack.stop()) stop_ = true;
+  if (pull) {
+    Load(client_.weights().data());
+    version_ = client_.weights().version();
+    if (client_.weights().stop()) stop_ = true;
+    fresh_ = true;
+  }
   // Before another step on this stretch's weights, improve them with this gradient locally.
   return since_pull_ != 0;
 }

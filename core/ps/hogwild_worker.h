@@ -41,6 +41,7 @@ class HogwildWorker : public TrainHooks {
   int pull_every_;
   int since_pull_ = 0;  // steps since the last pull; 0: pull before the next
   uint64_t version_ = 0;
+  bool fresh_ = false;  // the parameters hold weights that came with the last push
   bool stop_ = false;
 };
 

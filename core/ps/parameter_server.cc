@@ -251,11 +251,10 @@ int ParameterServer::Admit(FrameConnection& conn, const std::string& peer) {
   return id;
 }
 
-void ParameterServer::FillWeights(ps::Weights* weights) {
+uint64_t ParameterServer::Snapshot(std::string* bytes) {
   std::shared_lock<std::shared_mutex> lock(weights_mu_);
-  weights->set_version(version_);
-  weights->mutable_data()->assign(static_cast<const char*>(flat_params_.data_ptr()),
-                                  static_cast<size_t>(num_params_) * 4);
+  bytes->assign(static_cast<const char*>(flat_params_.data_ptr()), static_cast<size_t>(num_params_) * 4);
+  return version_;
 }
 
 void ParameterServer::ServeWorker(FrameConnection& conn, int id) {
@@ -263,6 +262,14 @@ void ParameterServer::ServeWorker(FrameConnection& conn, int id) {
   const std::string name = "worker " + std::to_string(id);
   ps::Message in, out;
   std::string why;
+  // The weights being sent: copied out under the shared lock, then written to the socket
+  // straight from here (FrameConnection::SendWithTensor) instead of through the message.
+  std::string snapshot;
+  ps::Message weights;
+  auto send_weights = [&] {
+    return conn.SendWithTensor(weights, ps::Weights::kDataFieldNumber, snapshot.data(),
+                               snapshot.size(), After(options_.worker_timeout));
+  };
   for (;;) {
     auto status = conn.Receive(&in, max_frame, After(options_.worker_timeout), &why);
     if (status != FrameConnection::Status::kOk) {
@@ -284,11 +291,17 @@ void ParameterServer::ServeWorker(FrameConnection& conn, int id) {
           lock_cv_.wait(lock, [&] { return lock_owner_ < 0 || lock_owner_ == id || stop_; });
           if (!stop_) lock_owner_ = id;
         }
-        ps::Weights* w = out.mutable_weights();
-        FillWeights(w);
-        std::lock_guard<std::mutex> lock(mu_);
-        w->set_stop(stop_);
-        break;
+        weights.mutable_weights()->set_version(Snapshot(&snapshot));
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          weights.mutable_weights()->set_stop(stop_);
+        }
+        if (send_weights() != FrameConnection::Status::kOk) {
+          std::lock_guard<std::mutex> lock(mu_);
+          Lose(id, "connection closed");
+          return;
+        }
+        continue;
       }
       case ps::Message::kPush: {
         const ps::Push& push = in.push();
@@ -321,7 +334,9 @@ void ParameterServer::ServeWorker(FrameConnection& conn, int id) {
           }
           version = version_;
         }
-        std::lock_guard<std::mutex> lock(mu_);
+        // The weights the push asked for, copied outside mu_ (under the shared weights lock).
+        if (push.pull() && why.empty()) weights.mutable_weights()->set_version(Snapshot(&snapshot));
+        std::unique_lock<std::mutex> lock(mu_);
         if (!why.empty()) {
           spdlog::warn("{}: closing its connection: {}", name, why);
           Lose(id, why);
@@ -341,7 +356,16 @@ void ParameterServer::ServeWorker(FrameConnection& conn, int id) {
         ack->set_applied(applied);
         ack->set_staleness(staleness);
         ack->set_stop(stop_);
-        break;
+        if (!push.pull()) break;
+        weights.mutable_weights()->set_stop(stop_);
+        lock.unlock();
+        if (conn.Send(out, After(options_.worker_timeout)) != FrameConnection::Status::kOk ||
+            send_weights() != FrameConnection::Status::kOk) {
+          lock.lock();
+          Lose(id, "connection closed");
+          return;
+        }
+        continue;
       }
       case ps::Message::kEpochReport: {
         const ps::EpochReport& r = in.epoch_report();
@@ -363,16 +387,15 @@ void ParameterServer::ServeWorker(FrameConnection& conn, int id) {
         break;
       }
       case ps::Message::kDone: {
-        ps::Weights* w = out.mutable_weights();
-        FillWeights(w);
+        weights.mutable_weights()->set_version(Snapshot(&snapshot));
         {
           std::lock_guard<std::mutex> lock(mu_);
           ReleaseLock(id);
-          w->set_stop(stop_);
+          weights.mutable_weights()->set_stop(stop_);
         }
         // The worker counts as finished once it has its final weights: until then the job is
         // not over, so the server does not close this connection under the send.
-        const bool sent = conn.Send(out, After(options_.worker_timeout)) == FrameConnection::Status::kOk;
+        const bool sent = send_weights() == FrameConnection::Status::kOk;
         std::lock_guard<std::mutex> lock(mu_);
         if (!sent) {
           Lose(id, "connection closed before it got the final weights");

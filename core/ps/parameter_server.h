@@ -107,7 +107,8 @@ class ParameterServer {
   void ReleaseLock(int id);                   // with mu_ held
   void Decide();                              // with mu_ held: epochs every worker reported
   bool Over() const;                          // with mu_ held
-  void FillWeights(ps::Weights* weights);
+  // Copies the weights into `bytes` and returns their version.
+  uint64_t Snapshot(std::string* bytes);
 
   ParameterServerOptions options_;
   Fd listener_;

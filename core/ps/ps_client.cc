@@ -63,10 +63,13 @@ void PsClient::Lost(const std::string& why) const {
   throw PeerError("lost " + name_ + ": " + why, false);
 }
 
-void PsClient::Exchange(ps::Message::KindCase expected, const char* what, double timeout) {
+void PsClient::Exchange(ps::Message::KindCase expected, const char* what, double timeout,
+                        const void* tensor, size_t tensor_bytes, int tensor_field) {
   const auto start = std::chrono::steady_clock::now();
   const SteadyTime deadline = After(timeout);
-  if (conn_.Send(request_, deadline) != FrameConnection::Status::kOk) {
+  const auto sent = tensor ? conn_.SendWithTensor(request_, tensor_field, tensor, tensor_bytes, deadline)
+                           : conn_.Send(request_, deadline);
+  if (sent != FrameConnection::Status::kOk) {
     Lost(std::string("cannot send a ") + what + " (connection closed)");
   }
   std::string why;
@@ -79,6 +82,31 @@ void PsClient::Exchange(ps::Message::KindCase expected, const char* what, double
     if (reply_.has_refused()) Lost("it ended this worker: " + reply_.refused().reason());
     Lost(std::string("it answered a ") + what + " with " + MessageKindName(reply_));
   }
+  if (reply_.has_weights()) CheckWeights(reply_.weights(), what);
+  seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+void PsClient::CheckWeights(const ps::Weights& weights, const char* what) const {
+  const size_t want = static_cast<size_t>(num_parameters()) * 4;
+  if (weights.data().size() != want) {
+    Lost("it answered a " + std::string(what) + " with " + std::to_string(weights.data().size()) +
+         " bytes of weights, not " + std::to_string(want));
+  }
+}
+
+void PsClient::ReceiveWeights(const char* what) {
+  const auto start = std::chrono::steady_clock::now();
+  std::string why;
+  auto status = conn_.Receive(&weights_, max_frame_, After(options_.timeout), &why);
+  if (status == FrameConnection::Status::kTimeout) {
+    Lost("no weights after a " + std::string(what) + " in " + std::to_string(int(options_.timeout)) + " s");
+  }
+  if (status != FrameConnection::Status::kOk) Lost(why);
+  if (!weights_.has_weights()) {
+    Lost(std::string("it sent ") + MessageKindName(weights_) + " where the weights after a " + what +
+         " belong");
+  }
+  CheckWeights(weights_.weights(), what);
   seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
@@ -87,24 +115,24 @@ const ps::Weights& PsClient::Pull(bool acquire_lock) {
   // Waiting for the lock, every other worker may hold it once first.
   Exchange(ps::Message::kWeights, acquire_lock ? "pull with the lock" : "pull",
            acquire_lock ? options_.timeout * std::max(1, options_.world_size) : options_.timeout);
-  const size_t want = static_cast<size_t>(num_parameters()) * 4;
-  if (reply_.weights().data().size() != want && !reply_.weights().stop()) {
-    Lost("it sent " + std::to_string(reply_.weights().data().size()) + " bytes of weights, not " +
-         std::to_string(want));
-  }
   ++pulls_;
   return reply_.weights();
 }
 
 const ps::PushAck& PsClient::Push(uint64_t base_version, int64_t rows, const float* gradients,
-                                  double loss, bool release_lock) {
+                                  double loss, bool release_lock, bool pull) {
   ps::Push* push = request_.mutable_push();
   push->set_base_version(base_version);
   push->set_rows(rows);
-  push->set_gradients(gradients, static_cast<size_t>(num_parameters()) * 4);
   push->set_loss(loss);
   push->set_release_lock(release_lock);
-  Exchange(ps::Message::kPushAck, "push", options_.timeout);
+  push->set_pull(pull);
+  Exchange(ps::Message::kPushAck, "push", options_.timeout, gradients,
+           static_cast<size_t>(num_parameters()) * 4, ps::Push::kGradientsFieldNumber);
+  if (pull) {
+    ReceiveWeights("push");
+    ++pulls_;
+  }
   ++pushes_;
   if (!reply_.push_ack().applied()) ++dropped_;
   return reply_.push_ack();
@@ -119,9 +147,6 @@ bool PsClient::ReportEpoch(const ps::EpochReport& report) {
 const ps::Weights& PsClient::Finish(const std::string& summary) {
   request_.mutable_done()->set_summary(summary);
   Exchange(ps::Message::kWeights, "done", options_.timeout);
-  if (reply_.weights().data().size() != static_cast<size_t>(num_parameters()) * 4) {
-    Lost("it sent " + std::to_string(reply_.weights().data().size()) + " bytes of final weights");
-  }
   return reply_.weights();
 }
 

@@ -32,9 +32,12 @@ class PsClient {
 
   // The current weights; with `acquire_lock`, after waiting for the server's lock.
   const ps::Weights& Pull(bool acquire_lock);
-  // Sends one step's mean gradient (num_parameters floats) computed on `base_version`.
+  // Sends one step's mean gradient (num_parameters floats) computed on `base_version`; with
+  // `pull`, the server also sends the weights after it (counted as a pull: see weights()).
   const ps::PushAck& Push(uint64_t base_version, int64_t rows, const float* gradients, double loss,
-                          bool release_lock);
+                          bool release_lock, bool pull = false);
+  // The weights a push with `pull` brought.
+  const ps::Weights& weights() const { return weights_.weights(); }
   // Sends an epoch's numbers; returns true when the server has stopped the job.
   bool ReportEpoch(const ps::EpochReport& report);
   // Says this worker is done (with its summary) and returns the weights of that moment.
@@ -49,8 +52,13 @@ class PsClient {
 
  private:
   // Sends request_ and reads the answer into reply_, which must be of kind `expected`.
-  void Exchange(ps::Message::KindCase expected, const char* what, double timeout);
+  // `tensor`, when given, goes as field `tensor_field` of the request's submessage.
+  void Exchange(ps::Message::KindCase expected, const char* what, double timeout,
+                const void* tensor = nullptr, size_t tensor_bytes = 0, int tensor_field = 0);
+  // Reads the Weights frame that follows a PushAck into weights_ and checks its size.
+  void ReceiveWeights(const char* what);
   [[noreturn]] void Lost(const std::string& why) const;
+  void CheckWeights(const ps::Weights& weights, const char* what) const;
 
   PsClientOptions options_;
   std::string name_;  // "the parameter server at HOST:PORT"
@@ -58,6 +66,7 @@ class PsClient {
   ps::Welcome welcome_;
   ps::Message request_;
   ps::Message reply_;
+  ps::Message weights_;  // a Weights frame that followed a PushAck
   uint32_t max_frame_ = kMaxHandshakeFrame;
   int64_t pulls_ = 0, pushes_ = 0, dropped_ = 0;
   double seconds_ = 0;

@@ -52,6 +52,61 @@ FrameConnection::Status FrameConnection::Send(const ps::Message& message, Steady
   return Status::kClosed;
 }
 
+namespace {
+
+void AppendVarint(uint64_t value, std::string* out) {
+  while (value >= 0x80) {
+    out->push_back(static_cast<char>(value | 0x80));
+    value >>= 7;
+  }
+  out->push_back(static_cast<char>(value));
+}
+
+size_t VarintSize(uint64_t value) {
+  size_t n = 1;
+  while (value >= 0x80) {
+    value >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+// The key of a length-delimited field (wire type 2).
+uint64_t BytesKey(int field) { return static_cast<uint64_t>(field) << 3 | 2; }
+
+}  // namespace
+
+FrameConnection::Status FrameConnection::SendWithTensor(const ps::Message& message, int tensor_field,
+                                                        const void* data, size_t size,
+                                                        SteadyTime deadline) {
+  // Message{kind: Sub{fields..., tensor_field: data}}, encoded by hand around the submessage.
+  const int kind = static_cast<int>(message.kind_case());
+  const google::protobuf::Message& sub = message.GetReflection()->GetMessage(
+      message, message.GetDescriptor()->FindFieldByNumber(kind));
+  const std::string fields = sub.SerializeAsString();
+  const uint64_t sub_size =
+      fields.size() + VarintSize(BytesKey(tensor_field)) + VarintSize(size) + size;
+  const uint64_t payload = VarintSize(BytesKey(kind)) + VarintSize(sub_size) + sub_size;
+  out_.clear();
+  for (int i = 0; i < 4; ++i) out_.push_back(static_cast<char>(payload >> (8 * i)));
+  AppendVarint(BytesKey(kind), &out_);
+  AppendVarint(sub_size, &out_);
+  out_ += fields;
+  AppendVarint(BytesKey(tensor_field), &out_);
+  AppendVarint(size, &out_);
+  IoStatus status = WriteFully(fd_.get(), out_.data(), out_.size(), deadline);
+  if (status == IoStatus::kOk) status = WriteFully(fd_.get(), data, size, deadline);
+  switch (status) {
+    case IoStatus::kOk:
+      return Status::kOk;
+    case IoStatus::kTimeout:
+      return Status::kTimeout;
+    case IoStatus::kClosed:
+      break;
+  }
+  return Status::kClosed;
+}
+
 std::string WorkerProof(const std::string& secret, const std::string& server_nonce,
                         const ps::Hello& hello) {
   return HmacSha256Hex(secret, "sparktorch-ps " + std::to_string(kPsProtocolVersion) + " worker|" +

@@ -35,6 +35,11 @@ class FrameConnection {
   Status Receive(ps::Message* message, uint32_t max_frame, SteadyTime deadline, std::string* why);
   // Writes one message.
   Status Send(const ps::Message& message, SteadyTime deadline);
+  // Writes `message` with `size` bytes at `data` as the bytes field `tensor_field` of its kind's
+  // submessage, which must leave that field unset: the frame decodes as if the bytes were in
+  // the message, but they go to the socket without being copied into it first.
+  Status SendWithTensor(const ps::Message& message, int tensor_field, const void* data,
+                        size_t size, SteadyTime deadline);
 
  private:
   Fd fd_;

@@ -2,7 +2,8 @@
 // 269,322-parameter MLP of examples/fashion_mnist_mlp.json (784-256-256-10): a pull of the
 // weights, a push of a full gradient (with the server's SGD step), and the two back to back as a
 // worker does every step. The server runs in-process on its own thread; one PsClient is worker 0
-// of a one-worker job. Time is per round trip (UseRealTime: the server works on other threads);
+// of a one-worker job. BM_PushWithPull is the single round trip workers make without --lock.
+// Time is per round trip (UseRealTime: the server works on other threads);
 // the MB counter is the float32 payload moved both ways per second (1 MB = 1e6 bytes; shown as
 // "MB=1.4k/s" for 1,400 MB/s). The "DEBUG" warning Google Benchmark may print is about its own
 // library, not this code. Issue target: a pull+push round trip under 2 ms on loopback. Never
@@ -19,6 +20,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "core/device.h"
 #include "core/ps/parameter_server.h"
 #include "core/ps/ps_client.h"
 #include "core/train/optimizer.h"
@@ -39,7 +41,7 @@ std::vector<at::Tensor> MlpParameters() {
 class LoopbackJob {
  public:
   LoopbackJob() {
-    at::set_num_threads(1);
+    ConfigureCpu(1);  // as `sparktorch serve` and `train` do: malloc thresholds, one thread
     spdlog::set_level(spdlog::level::warn);  // stdout is the benchmark's table
     ParameterServerOptions options;
     options.listen = Address{"127.0.0.1", 0};
@@ -124,6 +126,22 @@ void BM_PullPush(benchmark::State& state) {
   Report(state, job, 2, pushes);
 }
 BENCHMARK(BM_PullPush)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// The same exchange as one round trip: the push asks for the weights after it, as a worker
+// without --lock does.
+void BM_PushWithPull(benchmark::State& state) {
+  LoopbackJob job;
+  uint64_t version = job.client().Pull(false).version();
+  int64_t pushes = 0;
+  for (auto _ : state) {
+    const ps::PushAck& ack = job.client().Push(version, 64, job.gradients(), 0.5, false, true);
+    version = job.client().weights().version();
+    benchmark::DoNotOptimize(ack.version());
+    ++pushes;
+  }
+  Report(state, job, 2, pushes);
+}
+BENCHMARK(BM_PushWithPull)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 void BM_Pull(benchmark::State& state) {
   LoopbackJob job;

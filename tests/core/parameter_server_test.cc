@@ -1,5 +1,7 @@
 #include "core/ps/parameter_server.h"
 
+#include <sys/socket.h>
+
 #include <chrono>
 #include <future>
 #include <thread>
@@ -84,6 +86,45 @@ TEST(ParameterServer, PushAppliesTheOptimizerAndPullSeesIt) {
   EXPECT_EQ(report.worker_summaries[0]["worker"], 0);
   // The parameter holds the final weights, in storage of its own again.
   EXPECT_TRUE(torch::equal(server.weights(), torch::tensor({0.f, 1.f, 2.f, 3.f})));
+}
+
+TEST(ParameterServer, APushThatAsksForTheWeightsGetsThoseAfterIt) {
+  ServerFixture server(World(1));
+  PsClient client(server.Client(0, 1));
+  client.Pull(false);
+  const float gradient[4] = {2, 2, 2, 2};
+  EXPECT_EQ(client.Push(0, 8, gradient, 0.5, false, /*pull=*/true).version(), 1u);
+  EXPECT_EQ(client.weights().version(), 1u);
+  EXPECT_EQ(Floats(client.weights().data()), (std::vector<float>{0, 1, 2, 3}));
+  EXPECT_EQ(client.pulls(), 2);
+  // Without asking, a push is answered by its PushAck alone: the next exchange is in step.
+  EXPECT_EQ(client.Push(1, 8, gradient, 0.5, false).version(), 2u);
+  EXPECT_EQ(Floats(client.Pull(false).data()), (std::vector<float>{-1, 0, 1, 2}));
+  client.Finish("{}");
+  EXPECT_EQ(server.Report().updates, 2);
+}
+
+TEST(ParameterServer, FramesWithTheTensorOutsideTheMessageDecodeLikeAnyOther) {
+  // SendWithTensor's hand-made encoding must be what protobuf makes of the whole message.
+  int fds[2];
+  ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM, 0, fds), 0);
+  FrameConnection writer{Fd(fds[0])}, reader{Fd(fds[1])};
+  ps::Message m;
+  m.mutable_push()->set_base_version(300);
+  m.mutable_push()->set_rows(64);
+  m.mutable_push()->set_loss(0.25);
+  std::vector<float> tensor(40000);
+  for (size_t i = 0; i < tensor.size(); ++i) tensor[i] = static_cast<float>(i) * 0.5f;
+  std::thread send([&] {
+    writer.SendWithTensor(m, ps::Push::kGradientsFieldNumber, tensor.data(), tensor.size() * 4, After(5));
+  });
+  ps::Message got;
+  std::string why;
+  ASSERT_EQ(reader.Receive(&got, 1 << 20, After(5), &why), FrameConnection::Status::kOk) << why;
+  send.join();
+  ps::Message expected = m;
+  expected.mutable_push()->set_gradients(tensor.data(), tensor.size() * 4);
+  EXPECT_EQ(got.SerializeAsString(), expected.SerializeAsString());
 }
 
 TEST(ParameterServer, GradientsStalerThanTheBoundAreDroppedAndCounted) {
