@@ -2,7 +2,8 @@
 # A hogwild job survives what it should and fails clearly where it cannot go on: a worker killed
 # with kill -9 is reported lost while the others finish the job; a lost parameter server ends
 # every worker with exit 75 within seconds; garbage, oversized and truncated frames and a worker
-# with the wrong secret are refused (each logged) while a real job trains on; without a secret
+# with the wrong secret are refused (each logged) while a real job trains on; a worker with a bad
+# row reports its failure to the server, which goes on at once; without a secret
 # the server listens on loopback only; usage errors, a server whose workers never come and a
 # worker with no server to reach exit with their documented codes and messages.
 source "$(dirname "$0")/lib.sh"
@@ -210,6 +211,28 @@ expect_usage --output "${WORKER[@]}" --output x.pt
 from_rows() { "$@" <part0.csv; }
 expect_exit 2 "sparktorch: error: --mode hogwild needs --server HOST:PORT (of \`sparktorch serve --mode hogwild\`)" \
   --stdout-empty -- from_rows "$SPARKTORCH" -q train --mode hogwild --rank 0 --world-size 1
+
+check "a worker with a bad row tells the server why; the job goes on with the other at once"
+split_rows "$DATA/train12k.csv" 1000 1000
+sed -i '5s/^[0-9]*,/oops,/' part1.csv
+# The server's --timeout is long: the job must end because worker 1 said it failed, not because
+# the server gave up waiting for it.
+start_server 2 --timeout 100
+start_workers 2 2
+wait_for "${WORKER_PID[1]}"
+assert_eq 3 "$RC" "the worker with the bad row: exit status"
+assert_eq 'sparktorch: error: stdin:5:1: expected a number, got "oops"' "$(tail -n 1 err.1)" \
+  "the worker with the bad row: its message"
+wait_for "${WORKER_PID[0]}"
+assert_eq 0 "$RC" "worker 0's exit status ($(tail -3 err.0))"
+wait_for "$SERVER_PID"
+assert_eq 0 "$RC" "the server's exit status ($(tail -3 server.err))"
+assert_eq "[1]" "$(summary_eval server.out '[w["worker"] for w in s["workers_lost"]]')" \
+  "server summary: the workers in workers_lost"
+assert_eq 'failed: stdin:5:1: expected a number, got "oops"' \
+  "$(summary_eval server.out 's["workers_lost"][0]["reason"]')" "server summary: why worker 1 was lost"
+assert_cmp "$(summary_field server.out total_seconds)" "<" 60 \
+  "server summary: total_seconds (it did not wait out its --timeout of 100 s)"
 
 check "a server whose workers never connect (--timeout 3) exits 75 naming them"
 rc=0
