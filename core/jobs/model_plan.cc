@@ -7,6 +7,7 @@
 
 #include "core/model/model_file.h"
 #include "core/model/spec_compiler.h"
+#include "core/version.h"
 #include "formats/error.h"
 
 namespace sparktorch {
@@ -136,6 +137,25 @@ void BuildModel(ModelPlan& plan, int64_t num_features, c10::Device device) {
     plan.input_shape = {num_features};
   }
   plan.output_shape = ProbeOutputShape(*plan.module, plan.input_shape);
+}
+
+Manifest PlanManifest(const ModelPlan& plan, const Loss& loss, const nlohmann::json& optimizer_spec,
+                      const RowFormat& format, bool no_label, PredictionKind prediction) {
+  Manifest manifest;
+  manifest.sparktorch_version = kVersion;
+  manifest.source = plan.source;
+  manifest.spec = plan.spec;
+  manifest.input_shape = plan.input_shape;
+  manifest.output_shape = plan.output_shape;
+  manifest.row_format = format;
+  manifest.row_format.num_features = Product(plan.input_shape);
+  manifest.label_kind = LabelKind(loss, no_label, plan.output_shape);
+  manifest.num_classes =
+      loss.takes_class_index() && !plan.output_shape.empty() ? plan.output_shape[0] : 0;
+  manifest.prediction = PredictionKindName(prediction);
+  manifest.loss = loss.ToJson();
+  manifest.optimizer = optimizer_spec;
+  return manifest;
 }
 
 std::string LabelKind(const Loss& loss, bool no_label, const std::vector<int64_t>& output_shape) {

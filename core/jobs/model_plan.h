@@ -47,6 +47,12 @@ std::string LabelKind(const Loss& loss, bool no_label, const std::vector<int64_t
 
 int64_t Product(const std::vector<int64_t>& shape);
 
+// The manifest of the planned (and built) model: what it is, how its rows are read (`format`,
+// with num_features from the model), its labels, loss and optimizer. The caller adds the
+// training settings and metrics.
+Manifest PlanManifest(const ModelPlan& plan, const Loss& loss, const nlohmann::json& optimizer_spec,
+                      const RowFormat& format, bool no_label, PredictionKind prediction);
+
 }  // namespace sparktorch
 
 #endif  // SPARKTORCH_CORE_JOBS_MODEL_PLAN_H_

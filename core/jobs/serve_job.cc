@@ -7,7 +7,6 @@
 #include "core/model/model_file.h"
 #include "core/train/optimizer.h"
 #include "core/train/trainer.h"
-#include "core/version.h"
 #include "formats/error.h"
 #include "formats/records.h"
 
@@ -47,18 +46,8 @@ void RunHogwildServe(const HogwildServeOptions& options, const std::function<voi
   BuildModel(plan, num_features, device);
   torch::jit::Module& module = *plan.module;
 
-  Manifest manifest;
-  manifest.sparktorch_version = kVersion;
-  manifest.source = plan.source;
-  manifest.spec = plan.spec;
-  manifest.input_shape = plan.input_shape;
-  manifest.output_shape = plan.output_shape;
-  manifest.row_format.num_features = Product(plan.input_shape);
-  manifest.label_kind = LabelKind(loss, false, plan.output_shape);
-  manifest.num_classes = loss.takes_class_index() && !plan.output_shape.empty() ? plan.output_shape[0] : 0;
-  manifest.prediction = PredictionKindName(DefaultPrediction(loss.name()));
-  manifest.loss = loss.ToJson();
-  manifest.optimizer = optimizer_spec;
+  Manifest manifest = PlanManifest(plan, loss, optimizer_spec, RowFormat(), false,
+                                   DefaultPrediction(loss.name()));
   manifest.training = {{"mode", "hogwild"}};
 
   ParameterServerOptions server_options = options.server;

@@ -15,7 +15,6 @@
 #include "core/ps/hogwild_worker.h"
 #include "core/train/examples.h"
 #include "core/train/optimizer.h"
-#include "core/version.h"
 #include "formats/error.h"
 #include "formats/records.h"
 
@@ -266,19 +265,8 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
   const EpochStats& last = result.epochs.back();
   json final_metrics = EpochJson(last);
   final_metrics["stopped_early"] = result.stopped_early;
-  Manifest manifest;
-  manifest.sparktorch_version = kVersion;
-  manifest.source = plan.source;
-  manifest.spec = plan.spec;
-  manifest.input_shape = plan.input_shape;
-  manifest.output_shape = plan.output_shape;
-  manifest.row_format = options.rows.format;
-  manifest.row_format.num_features = Product(plan.input_shape);
-  manifest.label_kind = LabelKind(loss, no_label, plan.output_shape);
-  manifest.num_classes = loss.takes_class_index() && !plan.output_shape.empty() ? plan.output_shape[0] : 0;
-  manifest.prediction = PredictionKindName(prediction);
-  manifest.loss = loss.ToJson();
-  manifest.optimizer = optimizer_spec;
+  Manifest manifest =
+      PlanManifest(plan, loss, optimizer_spec, options.rows.format, no_label, prediction);
   manifest.training = {{"epochs", options.train.epochs},
                        {"epochs_run", last.epoch},
                        {"batch_size", options.train.batch_size},

@@ -54,13 +54,6 @@ start_workers() {
   for ((i = 0; i < n; i++)); do start_worker "$i" "$n" "part$i.csv" -e "$epochs" "$@"; done
 }
 
-# wait_for PID: waits for the background process PID; sets RC to its exit status. (Not in a
-# $(...) subshell: only this shell can wait for its children.)
-wait_for() {
-  RC=0
-  wait "$1" || RC=$?
-}
-
 # finish_job N: every worker 0..N-1 and then the server must exit 0.
 finish_job() {
   local n=$1 i
@@ -176,16 +169,3 @@ PY
   echo "  ok: $1 loads in Python; a [1, 784] row gives [1, 10]"
 }
 
-# split_rows FILE COUNT... : writes part0.csv, part1.csv, ... with COUNT rows each, in order.
-split_rows() {
-  local file=$1 start=1 i=0 count
-  shift
-  for count in "$@"; do
-    sed -n "${start},$((start + count - 1))p" "$file" >"part$i.csv"
-    start=$((start + count))
-    i=$((i + 1))
-  done
-}
-
-# now: seconds since the epoch, with a fraction.
-now() { date +%s.%N; }

@@ -47,13 +47,6 @@ start_rank() {
   RANK_PID[r]=$!
 }
 
-# wait_for PID: waits for the background process PID; sets RC to its exit status. (Not in a
-# $(...) subshell: only this shell can wait for its children.)
-wait_for() {
-  RC=0
-  wait "$1" || RC=$?
-}
-
 # summary_field FILE FIELD: the FIELD of the S record in FILE.
 summary_field() {
   python3 -c '
@@ -64,20 +57,3 @@ for line in open(sys.argv[1]):
 ' "$1" "$2"
 }
 
-# split_rows FILE COUNT... : writes part0.csv, part1.csv, ... with COUNT rows each, in order.
-split_rows() {
-  local file=$1 start=1 i=0 count
-  shift
-  for count in "$@"; do
-    if ((count > 0)); then
-      sed -n "${start},$((start + count - 1))p" "$file" >"part$i.csv"
-    else
-      : >"part$i.csv"
-    fi
-    start=$((start + count))
-    i=$((i + 1))
-  done
-}
-
-# now: seconds since the epoch, with a fraction.
-now() { date +%s.%N; }
