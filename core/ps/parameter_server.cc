@@ -21,6 +21,9 @@
 namespace sparktorch {
 namespace {
 
+// Connections beyond one per worker that may be open at once (handshakes, refused peers).
+constexpr size_t kMaxExtraConnections = 64;
+
 std::string Secs(double seconds) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%g s", seconds);
@@ -72,7 +75,7 @@ ParameterServer::~ParameterServer() {
     stop_ = true;
   }
   lock_cv_.notify_all();
-  for (std::thread& t : threads_) {
+  for (auto& [serial, t] : threads_) {
     if (t.joinable()) t.join();
   }
 }
@@ -99,6 +102,15 @@ ParameterServerReport ParameterServer::Run() {
       }
       if (Over()) break;
     }
+    std::vector<int64_t> ended;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      ended.swap(ended_);
+    }
+    for (int64_t serial : ended) {
+      threads_[serial].join();
+      threads_.erase(serial);
+    }
     pollfd p{listener_.get(), POLLIN, 0};
     int rc = ::poll(&p, 1, 200);
     if (rc <= 0) continue;
@@ -107,10 +119,22 @@ ParameterServerReport ParameterServer::Run() {
     int one = 1;
     setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
     {
+      // Each connection has a thread: bound them, so that a flood of connections cannot.
       std::lock_guard<std::mutex> lock(mu_);
+      const size_t limit = workers_.size() + kMaxExtraConnections;
+      if (open_fds_.size() >= limit) {
+        const std::string reason = std::to_string(open_fds_.size()) + " connections are open already";
+        spdlog::warn("refused a connection from {}: {}", PeerName(fd.get()), reason);
+        ++report_.refused_connections;
+        ps::Message refused;
+        refused.mutable_refused()->set_reason(reason);
+        FrameConnection(std::move(fd)).Send(refused, After(0.1));
+        continue;
+      }
       open_fds_.insert(fd.get());
     }
-    threads_.emplace_back([this, f = std::move(fd)]() mutable { Serve(std::move(f)); });
+    const int64_t serial = serial_++;
+    threads_[serial] = std::thread([this, serial, f = std::move(fd)]() mutable { Serve(std::move(f), serial); });
   }
   listener_.reset();
   {
@@ -118,7 +142,7 @@ ParameterServerReport ParameterServer::Run() {
     std::lock_guard<std::mutex> lock(mu_);
     for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
   }
-  for (std::thread& t : threads_) t.join();
+  for (auto& [serial, t] : threads_) t.join();
   threads_.clear();
 
   // The parameters get their own storage back, for saving.
@@ -137,7 +161,7 @@ ParameterServerReport ParameterServer::Run() {
   return report_;
 }
 
-void ParameterServer::Serve(Fd fd) {
+void ParameterServer::Serve(Fd fd, int64_t serial) {
   const int raw = fd.get();
   const std::string peer = PeerName(raw);
   FrameConnection conn(std::move(fd));
@@ -154,6 +178,7 @@ void ParameterServer::Serve(Fd fd) {
   std::lock_guard<std::mutex> lock(mu_);
   open_fds_.erase(raw);
   conn.Close();
+  ended_.push_back(serial);
 }
 
 int ParameterServer::Admit(FrameConnection& conn, const std::string& peer) {

@@ -98,7 +98,7 @@ class ParameterServer {
     double validation_loss = 0, validation_correct = 0;
   };
 
-  void Serve(Fd fd);
+  void Serve(Fd fd, int64_t serial);
   // The handshake; returns the admitted worker's id, or -1 after refusing the connection.
   int Admit(FrameConnection& conn, const std::string& peer);
   // Serves an admitted worker's requests until it finishes or is lost.
@@ -135,7 +135,11 @@ class ParameterServer {
   double staleness_sum_ = 0;
   int64_t pushes_ = 0;
   std::set<int> open_fds_;
-  std::vector<std::thread> threads_;
+  // Connection threads by serial number; those that have ended wait in ended_ to be joined by
+  // Run, so that a long job's refused connections do not pile up.
+  std::map<int64_t, std::thread> threads_;
+  std::vector<int64_t> ended_;
+  int64_t serial_ = 0;
 };
 
 }  // namespace sparktorch

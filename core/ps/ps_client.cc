@@ -13,8 +13,11 @@ PsClient::PsClient(PsClientOptions options)
   std::string why;
   ps::Message m;
   const SteadyTime handshake = After(std::min(options_.timeout, kPsHandshakeSeconds));
-  if (conn_.Receive(&m, kMaxHandshakeFrame, handshake, &why) != FrameConnection::Status::kOk ||
-      !m.has_challenge()) {
+  const auto greeted = conn_.Receive(&m, kMaxHandshakeFrame, handshake, &why);
+  if (greeted == FrameConnection::Status::kOk && m.has_refused()) {
+    throw RefusedError(name_ + " refused the connection: " + m.refused().reason());
+  }
+  if (greeted != FrameConnection::Status::kOk || !m.has_challenge()) {
     throw RendezvousError(options_.server.ToString() + " is not a sparktorch parameter server (" +
                           (why.empty() ? std::string("it sent a ") + MessageKindName(m) : why) +
                           "); is it `sparktorch serve --mode hogwild`?");

@@ -183,6 +183,39 @@ TEST(ParameterServer, ADuplicateWorkerOrAWrongWorldIsRefusedWithTheReason) {
   EXPECT_EQ(server.Report().refused_connections, 2);
 }
 
+TEST(ParameterServer, ConnectionsBeyondOnePerWorkerAndSixtyFourMoreAreClosedAtOnce) {
+  ServerFixture server(World(1));
+  const Address address{"127.0.0.1", server.Client(0, 1).server.port};
+  std::vector<Fd> silent;
+  unsigned char header[4];
+  for (int i = 0; i < 65; ++i) {  // each is challenged, and says nothing
+    silent.push_back(Connect(address, After(5), "the server"));
+    ASSERT_EQ(ReadFully(silent.back().get(), header, 4, After(5)), IoStatus::kOk) << i;
+  }
+  try {
+    PsClient one_too_many(server.Client(0, 1));
+    FAIL() << "the 66th connection was served";
+  } catch (const RefusedError& e) {
+    EXPECT_NE(std::string(e.what()).find("refused the connection: 65 connections are open already"),
+              std::string::npos) << e.what();
+  }
+  silent.clear();
+  // The server takes its worker once the silent connections are gone.
+  for (int attempt = 0;; ++attempt) {
+    try {
+      PsClient worker(server.Client(0, 1));
+      worker.Finish("{}");
+      break;
+    } catch (const RefusedError&) {  // the silent connections may not all be gone yet
+      ASSERT_LT(attempt, 50) << "the server never took its worker";
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  ParameterServerReport report = server.Report();
+  EXPECT_EQ(report.finished, std::vector<int>{0});
+  EXPECT_GE(report.refused_connections, 66);
+}
+
 TEST(ParameterServer, ALostWorkerIsReportedAndTheOthersFinish) {
   ServerFixture server(World(2));
   PsClient survivor(server.Client(1, 2));
