@@ -48,23 +48,26 @@ assert_final_weights() {
   assert_cmp "$last" ">=" 1 "workers that finished with the final weights"
 }
 
-check "2 workers, 6,000 rows each, 2 epochs: converges"
-hogwild_run 2 2
+# Convergence runs take 3 epochs: hogwild's accuracy after a given update varies from run to run
+# (the order of pushes differs), and after 2 epochs 4 workers measured 0.70-0.80 (one run in
+# four at 0.70); after 3, 0.81-0.84.
+check "2 workers, 6,000 rows each, 3 epochs: converges"
+hogwild_run 2 3
 assert_cmp "$ACCURACY" ">=" 0.76 "test accuracy (measured 0.80-0.84)"
 assert_loads_in_python model.pt
 
 check "2 workers with --lock: no gradient is stale"
-hogwild_run 2 2 --lock
+hogwild_run 2 3 --lock
 assert_eq 0 "$(summary_field server.out staleness_max)" "server summary: staleness_max"
 assert_cmp "$(summary_field server.out staleness_mean)" "==" 0 "server summary: staleness_mean"
 assert_cmp "$ACCURACY" ">=" 0.76 "test accuracy (measured 0.81-0.85)"
 
-check "4 workers, 3,000 rows each, 2 epochs: converges"
-hogwild_run 4 2
-assert_cmp "$ACCURACY" ">=" 0.74 "test accuracy (measured 0.78-0.83)"
+check "4 workers, 3,000 rows each, 3 epochs: converges"
+hogwild_run 4 3
+assert_cmp "$ACCURACY" ">=" 0.76 "test accuracy (measured 0.81-0.84)"
 
 check "4 workers with --lock: no gradient is stale"
-hogwild_run 4 2 --lock
+hogwild_run 4 3 --lock
 assert_eq 0 "$(summary_field server.out staleness_max)" "server summary: staleness_max"
 assert_cmp "$(summary_field server.out staleness_mean)" "==" 0 "server summary: staleness_mean"
 assert_cmp "$ACCURACY" ">=" 0.76 "test accuracy (measured 0.80-0.85)"
