@@ -49,7 +49,7 @@ std::string InputDisplayName(const std::string& path) {
   return path == kStdinName ? "stdin" : path;
 }
 
-std::vector<std::string> ExpandInputs(const std::vector<std::string>& patterns) {
+std::vector<std::string> ExpandInputPaths(const std::vector<std::string>& patterns) {
   if (patterns.empty()) return {kStdinName};
   std::vector<std::string> paths;
   for (const std::string& pattern : patterns) {

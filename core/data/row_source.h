@@ -38,7 +38,7 @@ using RowCheck = std::function<std::string(const Row&)>;
 // under kSkip it is counted, the first few are logged, and reading goes on. Not thread-safe.
 class RowSource {
  public:
-  // `inputs` as returned by ExpandInputs. Throws UsageError when the format cannot work.
+  // `inputs` as returned by ExpandInputPaths. Throws UsageError when the format cannot work.
   RowSource(std::vector<std::string> inputs, RowSourceOptions options, RowCheck check = nullptr);
   ~RowSource();
 

@@ -19,12 +19,6 @@ constexpr double kPingSeconds = 1.0;
 // How long a write to one rank may block the loop before the rank counts as unreachable.
 constexpr double kWriteSeconds = 2.0;
 
-std::string Seconds(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", s);
-  return text;
-}
-
 }  // namespace
 
 struct Tracker::Connection {
@@ -247,7 +241,7 @@ TrackerOutcome Tracker::Run() {
       }
       End(AbortKind::kTimeout,
           std::string(missing.size() == 1 ? "rank " : "ranks ") + RankList(missing) +
-              " never arrived within " + Seconds(options_.rendezvous_timeout) + " s (" +
+              " never arrived within " + SecondsText(options_.rendezvous_timeout) + " (" +
               std::to_string(options_.world_size - static_cast<int>(missing.size())) + " of " +
               std::to_string(options_.world_size) + " did)");
       break;
@@ -260,7 +254,7 @@ TrackerOutcome Tracker::Run() {
         // timeout covers that time.
         if (started_ && now - c->last_heard > std::chrono::duration<double>(options_.heartbeat_timeout)) {
           End(AbortKind::kLost, "rank " + std::to_string(c->rank) + " was lost: silent for " +
-                                    Seconds(options_.heartbeat_timeout) + " s (host down or network cut)");
+                                    SecondsText(options_.heartbeat_timeout) + " (host down or network cut)");
           break;
         }
         Send(*c, "ping");

@@ -11,12 +11,6 @@ namespace {
 
 constexpr double kPingSeconds = 1.0;
 
-std::string Seconds(double s) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", s);
-  return text;
-}
-
 }  // namespace
 
 TrackerLink::TrackerLink(const TrackerLinkOptions& options) : options_(options) {
@@ -40,7 +34,7 @@ TrackerLink::TrackerLink(const TrackerLinkOptions& options) : options_(options) 
     LineChannel::Status status = channel_.ReadLine(&line, deadline);
     if (status == LineChannel::Status::kTimeout) {
       throw RendezvousError("not every rank arrived at " + where + " within " +
-                            Seconds(options_.timeout) + " s");
+                            SecondsText(options_.timeout));
     }
     if (status == LineChannel::Status::kClosed) {
       throw PeerError(where + " closed the connection before the job started", false);
@@ -93,7 +87,7 @@ void TrackerLink::Watch(AbortHandler on_abort) {
       const SteadyTime now = std::chrono::steady_clock::now();
       if (now - last_heard > std::chrono::duration<double>(options_.heartbeat_timeout)) {
         on_abort(AbortKind::kLost, where + " was lost: silent for " +
-                                       Seconds(options_.heartbeat_timeout) + " s");
+                                       SecondsText(options_.heartbeat_timeout));
       }
       if (now >= next_ping) {
         next_ping = After(kPingSeconds);

@@ -85,7 +85,7 @@ void RunPredictJob(const PredictJobOptions& options, std::FILE* out) {
     format.label = LabelPresence::kNone;
   }
 
-  const std::vector<std::string> inputs = ExpandInputs(options.inputs);
+  const std::vector<std::string> inputs = ExpandInputPaths(options.inputs);
   RowSource source(inputs, RowSourceOptions{format, options.on_bad_row, options.max_line_bytes});
 
   std::optional<Predictor> predictor;

@@ -55,7 +55,7 @@ json EpochJson(const EpochStats& s) {
   return j;
 }
 
-std::string DescribeInputs(const std::vector<std::string>& inputs) {
+std::string DescribeInputNames(const std::vector<std::string>& inputs) {
   std::string names;
   for (const std::string& path : inputs) {
     names += (names.empty() ? "" : ", ") + InputDisplayName(path);
@@ -102,7 +102,7 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
     check = [&loss, &plan](const Row& row) { return loss.CheckLabel(row.label, plan.output_shape); };
   }
 
-  const std::vector<std::string> inputs = ExpandInputs(options.inputs);
+  const std::vector<std::string> inputs = ExpandInputPaths(options.inputs);
   const int rank = comm.rank();
   const int world_size = comm.world_size();
   if (world_size > 1 && !options.inputs.empty()) {
@@ -115,7 +115,7 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
   Dataset data = ReadDataset(source);
   const std::string where = world_size > 1 ? "rank " + std::to_string(rank) + ": " : "";
   if (data.rows() == 0 && world_size == 1 && !hogwild) {
-    throw InputError(DescribeInputs(inputs) + ": no rows to train on" +
+    throw InputError(DescribeInputNames(inputs) + ": no rows to train on" +
                      (source.rows_skipped() > 0
                           ? " (all " + std::to_string(source.rows_skipped()) + " were bad and skipped)"
                           : " (empty input)"));
@@ -138,13 +138,13 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
                  hogwild ? "without pushing gradients" : "in every step with none");
   } else {
     spdlog::info("{}read {} rows of {} features from {}{}", where, data.rows(), data.features.size(1),
-                 DescribeInputs(inputs),
+                 DescribeInputNames(inputs),
                  source.rows_skipped() > 0
                      ? " (" + std::to_string(source.rows_skipped()) + " bad rows skipped)"
                      : std::string());
   }
   if (data.rows() > 0 && data.features.size(1) != static_cast<int64_t>(width)) {
-    throw InputError(DescribeInputs(inputs) + ": rows have " +
+    throw InputError(DescribeInputNames(inputs) + ": rows have " +
                      std::to_string(data.features.size(1)) + " features, another rank's have " +
                      std::to_string(static_cast<int64_t>(width)));
   }
@@ -164,7 +164,7 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
                  loss.name(), client->welcome().lock() ? ", with its lock" : "");
     const int64_t want = Product(plan.input_shape);
     if (data.rows() > 0 && data.features.size(1) != want) {
-      throw InputError(DescribeInputs(inputs) + ": rows have " + std::to_string(data.features.size(1)) +
+      throw InputError(DescribeInputNames(inputs) + ": rows have " + std::to_string(data.features.size(1)) +
                        " features, the parameter server's model takes " + std::to_string(want));
     }
   }
@@ -178,7 +178,7 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
                                  row_label.data_ptr<float>() + row_label.numel());
         std::string problem = loss.CheckLabel(label, plan.output_shape);
         if (!problem.empty()) {
-          throw InputError(DescribeInputs(inputs) + ": row " + std::to_string(i + 1) + ": " + problem);
+          throw InputError(DescribeInputNames(inputs) + ": row " + std::to_string(i + 1) + ": " + problem);
         }
       }
     }

@@ -44,7 +44,7 @@ void RunUnpackJob(const UnpackJobOptions& options) {
 
   std::optional<std::string> model;
   int64_t prediction_count = 0;
-  for (const std::string& path : ExpandInputs(options.inputs)) {
+  for (const std::string& path : ExpandInputPaths(options.inputs)) {
     RecordReader reader(InputDisplayName(path));
     // A record line is at most 1 MiB; anything longer is not a record and the reader says so.
     LineReader lines(OpenInput(path), InputDisplayName(path), kMaxRecordLineBytes + 1);
@@ -87,7 +87,7 @@ void RunUnpackJob(const UnpackJobOptions& options) {
   if (!options.model_path.empty()) {
     if (!model) {
       std::string names;
-      for (const std::string& path : ExpandInputs(options.inputs)) {
+      for (const std::string& path : ExpandInputPaths(options.inputs)) {
         names += (names.empty() ? "" : ", ") + InputDisplayName(path);
       }
       throw ModelError(names + ": the records hold no model (did train write it with --output?)");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -63,6 +64,12 @@ Fd& Fd::operator=(Fd&& other) noexcept {
 void Fd::reset() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+}
+
+std::string SecondsText(double seconds) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g s", seconds);
+  return text;
 }
 
 SteadyTime After(double seconds) {

@@ -102,6 +102,9 @@ IoStatus ReadFully(int fd, void* data, size_t size, SteadyTime deadline);
 // Writes all `size` bytes.
 IoStatus WriteFully(int fd, const void* data, size_t size, SteadyTime deadline);
 
+// `seconds` as messages about timeouts write them: "120 s", "0.5 s".
+std::string SecondsText(double seconds);
+
 // now + `seconds`, for the deadlines above.
 SteadyTime After(double seconds);
 

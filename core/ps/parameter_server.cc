@@ -24,12 +24,6 @@ namespace {
 // Connections beyond one per worker that may be open at once (handshakes, refused peers).
 constexpr size_t kMaxExtraConnections = 64;
 
-std::string Secs(double seconds) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g s", seconds);
-  return buf;
-}
-
 }  // namespace
 
 ParameterServer::ParameterServer(ParameterServerOptions options, std::vector<at::Tensor> params)
@@ -97,7 +91,7 @@ ParameterServerReport ParameterServer::Run() {
         rendezvous_over_ = true;
         for (size_t id = 0; id < workers_.size(); ++id) {
           if (workers_[id].state != State::kAbsent) continue;
-          Lose(static_cast<int>(id), "never connected within " + Secs(options_.rendezvous_timeout));
+          Lose(static_cast<int>(id), "never connected within " + SecondsText(options_.rendezvous_timeout));
         }
       }
       if (Over()) break;
@@ -240,7 +234,7 @@ int ParameterServer::Admit(FrameConnection& conn, const std::string& peer) {
     Worker& w = workers_[id];
     if (w.state == State::kLost && w.host.empty()) {
       duplicate = "worker " + std::to_string(id) + " arrived after the server's --timeout (" +
-                  Secs(options_.rendezvous_timeout) + ") and was counted as lost";
+                  SecondsText(options_.rendezvous_timeout) + ") and was counted as lost";
     } else if (w.state == State::kLost) {
       duplicate = "worker " + std::to_string(id) + " was lost earlier in this job (" +
                   report_.lost[id] + "); a job does not take a worker back";
@@ -299,7 +293,7 @@ void ParameterServer::ServeWorker(FrameConnection& conn, int id) {
     auto status = conn.Receive(&in, max_frame, After(options_.worker_timeout), &why);
     if (status != FrameConnection::Status::kOk) {
       if (status == FrameConnection::Status::kTimeout) {
-        why = "silent for " + Secs(options_.worker_timeout);
+        why = "silent for " + SecondsText(options_.worker_timeout);
       }
       if (status == FrameConnection::Status::kTooLarge || status == FrameConnection::Status::kMalformed) {
         spdlog::warn("{}: closing its connection: {}", name, why);

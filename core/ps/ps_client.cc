@@ -78,7 +78,7 @@ void PsClient::Exchange(ps::Message::KindCase expected, const char* what, double
   std::string why;
   auto status = conn_.Receive(&reply_, max_frame_, deadline, &why);
   if (status == FrameConnection::Status::kTimeout) {
-    Lost("no answer to a " + std::string(what) + " in " + std::to_string(int(timeout)) + " s");
+    Lost("no answer to a " + std::string(what) + " in " + SecondsText(timeout));
   }
   if (status != FrameConnection::Status::kOk) Lost(why);
   if (reply_.kind_case() != expected) {
@@ -102,7 +102,7 @@ void PsClient::ReceiveWeights(const char* what) {
   std::string why;
   auto status = conn_.Receive(&weights_, max_frame_, After(options_.timeout), &why);
   if (status == FrameConnection::Status::kTimeout) {
-    Lost("no weights after a " + std::string(what) + " in " + std::to_string(int(options_.timeout)) + " s");
+    Lost("no weights after a " + std::string(what) + " in " + SecondsText(options_.timeout));
   }
   if (status != FrameConnection::Status::kOk) Lost(why);
   if (!weights_.has_weights()) {

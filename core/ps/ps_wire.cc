@@ -3,19 +3,29 @@
 #include "formats/hmac_sha256.h"
 
 namespace sparktorch {
+namespace {
+
+FrameConnection::Status FromIo(IoStatus status) {
+  switch (status) {
+    case IoStatus::kOk:
+      return FrameConnection::Status::kOk;
+    case IoStatus::kTimeout:
+      return FrameConnection::Status::kTimeout;
+    case IoStatus::kClosed:
+      break;
+  }
+  return FrameConnection::Status::kClosed;
+}
+
+}  // namespace
 
 FrameConnection::Status FrameConnection::Receive(ps::Message* message, uint32_t max_frame,
                                                  SteadyTime deadline, std::string* why) {
   unsigned char header[kFrameHeaderBytes];
-  switch (ReadFully(fd_.get(), header, sizeof header, deadline)) {
-    case IoStatus::kOk:
-      break;
-    case IoStatus::kClosed:
-      *why = "connection closed";
-      return Status::kClosed;
-    case IoStatus::kTimeout:
-      *why = "timed out waiting for a message";
-      return Status::kTimeout;
+  IoStatus io = ReadFully(fd_.get(), header, sizeof header, deadline);
+  if (io != IoStatus::kOk) {
+    *why = io == IoStatus::kClosed ? "connection closed" : "timed out waiting for a message";
+    return FromIo(io);
   }
   const uint32_t length = FrameLength(header);
   if (length > max_frame) {
@@ -24,15 +34,11 @@ FrameConnection::Status FrameConnection::Receive(ps::Message* message, uint32_t 
     return Status::kTooLarge;
   }
   in_.resize(length);
-  switch (ReadFully(fd_.get(), in_.data(), length, deadline)) {
-    case IoStatus::kOk:
-      break;
-    case IoStatus::kClosed:
-      *why = "connection closed in the middle of a frame of " + std::to_string(length) + " bytes";
-      return Status::kClosed;
-    case IoStatus::kTimeout:
-      *why = "timed out in the middle of a frame of " + std::to_string(length) + " bytes";
-      return Status::kTimeout;
+  io = ReadFully(fd_.get(), in_.data(), length, deadline);
+  if (io != IoStatus::kOk) {
+    *why = std::string(io == IoStatus::kClosed ? "connection closed" : "timed out") +
+           " in the middle of a frame of " + std::to_string(length) + " bytes";
+    return FromIo(io);
   }
   *why = DecodePayload(in_.data(), in_.size(), message);
   return why->empty() ? Status::kOk : Status::kMalformed;
@@ -41,15 +47,7 @@ FrameConnection::Status FrameConnection::Receive(ps::Message* message, uint32_t 
 FrameConnection::Status FrameConnection::Send(const ps::Message& message, SteadyTime deadline) {
   out_.clear();
   AppendFrame(message, &out_);
-  switch (WriteFully(fd_.get(), out_.data(), out_.size(), deadline)) {
-    case IoStatus::kOk:
-      return Status::kOk;
-    case IoStatus::kTimeout:
-      return Status::kTimeout;
-    case IoStatus::kClosed:
-      break;
-  }
-  return Status::kClosed;
+  return FromIo(WriteFully(fd_.get(), out_.data(), out_.size(), deadline));
 }
 
 namespace {
@@ -96,15 +94,7 @@ FrameConnection::Status FrameConnection::SendWithTensor(const ps::Message& messa
   AppendVarint(size, &out_);
   IoStatus status = WriteFully(fd_.get(), out_.data(), out_.size(), deadline);
   if (status == IoStatus::kOk) status = WriteFully(fd_.get(), data, size, deadline);
-  switch (status) {
-    case IoStatus::kOk:
-      return Status::kOk;
-    case IoStatus::kTimeout:
-      return Status::kTimeout;
-    case IoStatus::kClosed:
-      break;
-  }
-  return Status::kClosed;
+  return FromIo(status);
 }
 
 std::string WorkerProof(const std::string& secret, const std::string& server_nonce,

@@ -91,7 +91,7 @@ std::string InputErrorOf(RowSource& source) {
 
 std::string ExpandErrorOf(const std::vector<std::string>& patterns) {
   try {
-    ExpandInputs(patterns);
+    ExpandInputPaths(patterns);
   } catch (const InputError& e) {
     return e.what();
   }
@@ -211,7 +211,7 @@ TEST(RowSource, RowsRejectedByTheCheckAreSkippedUnderSkip) {
 
 TEST(RowSource, UnreadableInputFailsNamingIt) {
   TempDir dir;
-  std::string missing = dir.path() + "/gone.csv";  // vanished after ExpandInputs
+  std::string missing = dir.path() + "/gone.csv";  // vanished after ExpandInputPaths
   RowSource source({dir.Write("a.csv", "0,1,2\n"), missing}, Csv());
   EXPECT_EQ(InputErrorOf(source), missing + ": No such file or directory");
 }
@@ -222,45 +222,45 @@ TEST(RowSource, RefusesFormatThatCannotWork) {
   EXPECT_THROW(RowSource({"-"}, options), UsageError);
 }
 
-TEST(ExpandInputs, EmptyListMeansStdin) {
-  EXPECT_EQ(ExpandInputs({}), (std::vector<std::string>{"-"}));
+TEST(ExpandInputPaths, EmptyListMeansStdin) {
+  EXPECT_EQ(ExpandInputPaths({}), (std::vector<std::string>{"-"}));
   EXPECT_EQ(InputDisplayName("-"), "stdin");
 }
 
-TEST(ExpandInputs, SortsEachGlobsMatchesAndKeepsPatternOrder) {
+TEST(ExpandInputPaths, SortsEachGlobsMatchesAndKeepsPatternOrder) {
   TempDir dir;
   std::string p2 = dir.Write("part-2.csv", "");
   std::string p10 = dir.Write("part-10.csv", "");
   std::string p1 = dir.Write("part-1.csv", "");
   std::string z = dir.Write("z.csv", "");
   dir.Write("other.txt", "");
-  EXPECT_EQ(ExpandInputs({z, dir.path() + "/part-*.csv"}),
+  EXPECT_EQ(ExpandInputPaths({z, dir.path() + "/part-*.csv"}),
             (std::vector<std::string>{z, p1, p10, p2}));
-  EXPECT_EQ(ExpandInputs({dir.path() + "/part-?.csv", "-"}),
+  EXPECT_EQ(ExpandInputPaths({dir.path() + "/part-?.csv", "-"}),
             (std::vector<std::string>{p1, p2, "-"}));
 }
 
-TEST(ExpandInputs, GlobOrderIsTheReadingOrder) {
+TEST(ExpandInputPaths, GlobOrderIsTheReadingOrder) {
   TempDir dir;
   dir.Write("part-b.csv", "1,3,4\n");
   dir.Write("part-a.csv", "0,1,2\n");
-  RowSource source(ExpandInputs({dir.path() + "/part-*.csv"}), Csv());
+  RowSource source(ExpandInputPaths({dir.path() + "/part-*.csv"}), Csv());
   EXPECT_EQ(ReadAll(source), (std::vector<ReadRow>{{{0}, {1, 2}}, {{1}, {3, 4}}}));
 }
 
-TEST(ExpandInputs, RefusesGlobThatMatchesNothing) {
+TEST(ExpandInputPaths, RefusesGlobThatMatchesNothing) {
   TempDir dir;
   std::string pattern = dir.path() + "/none-*.csv";
   EXPECT_EQ(ExpandErrorOf({pattern}), pattern + ": no file matches this pattern");
 }
 
-TEST(ExpandInputs, RefusesMissingFile) {
+TEST(ExpandInputPaths, RefusesMissingFile) {
   TempDir dir;
   std::string path = dir.path() + "/absent.csv";
   EXPECT_EQ(ExpandErrorOf({dir.Write("a.csv", ""), path}), path + ": No such file or directory");
 }
 
-TEST(ExpandInputs, RefusesDirectory) {
+TEST(ExpandInputPaths, RefusesDirectory) {
   TempDir dir;
   EXPECT_EQ(ExpandErrorOf({dir.path()}), dir.path() + ": is a directory, not a file of rows");
 }

@@ -19,19 +19,13 @@ trap end_background_jobs EXIT
 # start_server N [serve flags]: starts the parameter server for N workers of the Fashion-MNIST
 # MLP, writing model.pt; waits for its port file. Sets SERVER_PID and SERVER (HOST:PORT).
 start_server() {
-  local n=$1 i
+  local n=$1
   shift
   rm -f server.port model.pt ./*.fields
   "$SPARKTORCH" serve --mode hogwild -n "$n" --model "$MLP_SPEC" --port-file server.port \
     -o model.pt "$@" >server.out 2>server.err &
   SERVER_PID=$!
-  for i in $(seq 300); do
-    [[ -s server.port ]] && break
-    kill -0 "$SERVER_PID" 2>/dev/null ||
-      fail "the server exited before it listened: $(cat server.err)"
-    sleep 0.1
-  done
-  [[ -s server.port ]] || fail "the server wrote no server.port in 30 s: $(cat server.err)"
+  wait_port_file "$SERVER_PID" server.port server server.err
   SERVER=$(cat server.port)
 }
 

@@ -153,6 +153,18 @@ wait_for() {
   wait "$1" || RC=$?
 }
 
+# wait_port_file PID FILE WHAT LOG: waits (up to 30 s) for the `sparktorch serve` process PID to
+# write FILE (its --port-file); fails, quoting LOG (its stderr), when it exits or never does.
+wait_port_file() {
+  local i
+  for i in $(seq 300); do
+    [[ -s $2 ]] && return
+    kill -0 "$1" 2>/dev/null || fail "the $3 exited before it listened: $(cat "$4")"
+    sleep 0.1
+  done
+  fail "the $3 wrote no $2 in 30 s: $(cat "$4")"
+}
+
 # split_rows FILE COUNT... : writes part0.csv, part1.csv, ... with COUNT rows each, in order.
 split_rows() {
   local file=$1 start=1 i=0 count

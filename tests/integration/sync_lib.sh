@@ -27,12 +27,7 @@ start_tracker() {
   "$SPARKTORCH" serve --world-size "$n" --listen 127.0.0.1:0 --port-file tracker.port "$@" \
     2>tracker.err &
   TRACKER_PID=$!
-  local i
-  for i in $(seq 100); do
-    [[ -s tracker.port ]] && break
-    sleep 0.1
-  done
-  [[ -s tracker.port ]] || fail "the tracker wrote no tracker.port: $(cat tracker.err)"
+  wait_port_file "$TRACKER_PID" tracker.port tracker tracker.err
   TRACKER=$(cat tracker.port)
 }
 
