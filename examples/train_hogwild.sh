@@ -29,22 +29,15 @@ train_csv=out/fashion_train.csv
 test_csv=out/fashion_test.csv
 dir=out/train_hogwild
 
-step() { echo "== $*" >&2; }
-die() {
-  echo "train_hogwild: $*" >&2
-  exit 1
-}
+example=train_hogwild
+source examples/common.sh
 
 [[ $workers =~ ^[1-9][0-9]*$ ]] || die "WORKERS must be a positive number, not '$workers'"
 [[ $epochs =~ ^[1-9][0-9]*$ ]] || die "EPOCHS must be a positive number, not '$epochs'"
 serve_flags=(--pull-every "$pull_every")
 [[ ${LOCK:-0} == 1 ]] && serve_flags+=(--lock)
 
-if [[ ! -x $sparktorch ]]; then
-  step "no $sparktorch: installing and building (examples/install_deps.sh, examples/build.sh)"
-  examples/install_deps.sh
-  examples/build.sh
-fi
+ensure_built
 
 source examples/fashion_mnist_csv.sh
 test_rows=$(wc -l <"$test_csv")
@@ -96,13 +89,7 @@ pids=()
 unset SPARKTORCH_SECRET
 [[ -s $dir/model.pt ]] || die "the server wrote no $dir/model.pt"
 
-step "predicting $test_csv with $dir/model.pt"
-"$sparktorch" predict --model "$dir/model.pt" "${threads[@]}" --input "$test_csv" \
-  >"$dir/test.predictions"
-predicted=$(wc -l <"$dir/test.predictions")
-((predicted == test_rows)) || die "expected $test_rows predictions, got $predicted"
-correct=$(cut -d, -f1 "$test_csv" | paste -d' ' - "$dir/test.predictions" |
-  awk '$1 + 0 == $2 + 0 { n++ } END { print n + 0 }')
+correct=$(test_correct "$dir/model.pt" "$dir/test.predictions")
 
 # summary_field FIELD: a number field of the server's S record.
 summary_field() {

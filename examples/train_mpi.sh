@@ -29,11 +29,8 @@ spec=examples/fashion_mnist_mlp.json
 train_csv=out/fashion_train.csv
 test_csv=out/fashion_test.csv
 
-step() { echo "== $*" >&2; }
-die() {
-  echo "train_mpi: $*" >&2
-  exit 1
-}
+example=train_mpi
+source examples/common.sh
 now() { date +%s.%N; }
 
 case $launcher in
@@ -42,11 +39,7 @@ case $launcher in
 esac
 [[ $ranks =~ ^[1-9][0-9]*$ ]] || die "RANKS must be a positive number, not '$ranks'"
 
-if [[ ! -x $sparktorch ]]; then
-  step "no $sparktorch: installing and building (examples/install_deps.sh, examples/build.sh)"
-  examples/install_deps.sh
-  examples/build.sh
-fi
+ensure_built
 
 source examples/fashion_mnist_csv.sh
 train_rows=$(wc -l <"$train_csv")
@@ -164,13 +157,7 @@ if [[ $launcher == both && ${crc_of[mpirun]} != "${crc_of[tracker]}" ]]; then
 fi
 
 model=out/train_mpi/${launchers[-1]}/model.pt
-step "predicting $test_csv with $model"
-"$sparktorch" predict --model "$model" "${threads[@]}" --input "$test_csv" \
-  >out/train_mpi/test.predictions
-predicted=$(wc -l <out/train_mpi/test.predictions)
-((predicted == test_rows)) || die "expected $test_rows predictions, got $predicted"
-correct=$(cut -d, -f1 "$test_csv" | paste -d' ' - out/train_mpi/test.predictions |
-  awk '$1 + 0 == $2 + 0 { n++ } END { print n + 0 }')
+correct=$(test_correct "$model" out/train_mpi/test.predictions)
 
 echo
 echo "Fashion-MNIST, $spec, $ranks ranks"
