@@ -1,0 +1,183 @@
+"""The options of a Spark training or prediction job, under SparkTorch's names, and the
+sparktorch command lines they make.
+
+SparkTorch users know `inputCol`, `labelCol`, `predictionCol`, `iters`, `miniBatch`,
+`validationPct`, `earlyStopPatience`, `mode`, `acquireLock`, `partitionShuffles`, `useBarrier`,
+`useVectorOut`, `device`, `port` and `verbose`; they mean the same here. sparktorch adds the
+model (`torchObj`: a JSON spec or a TorchScript `.pt`), the optimizer settings, `partitions`,
+`threads` per task and the binary's path. `TrainOptions.check` refuses a bad combination before
+any Spark work starts. Standard library only.
+"""
+
+MODES = {"sync": "sync", "synchronous": "sync", "hogwild": "hogwild", "async": "hogwild",
+         "asynchronous": "hogwild"}
+LOSSES = ("cross_entropy", "nll", "mse", "l1", "smooth_l1", "bce", "bce_with_logits")
+OPTIMIZERS = ("sgd", "adam", "adamw", "rmsprop", "adagrad")
+
+# name: (default, type, what it is). The table README.md and the entry points show.
+TRAIN_OPTIONS = {
+    "torchObj": (None, str, "the model: a JSON spec (.json) or a TorchScript model (.pt), a "
+                 "path on the driver"),
+    "trainConfig": (None, str, "JSON with loss and optimizer for a TorchScript model (default: "
+                    "MODEL.json beside it)"),
+    "inputCol": ("features", str, "features: a Spark ML vector column or one numeric column"),
+    "inputCols": (None, list, "numeric columns assembled into the features, in order "
+                  "(instead of inputCol)"),
+    "labelCol": ("label", str, "label column: a number (class index or value) or a vector; "
+                 "None trains an autoencoder"),
+    "predictionCol": ("predictions", str, "column the model's transform adds"),
+    "iters": (10, int, "epochs: passes over each partition's rows"),
+    "miniBatch": (64, int, "rows per step and task; -1 for the whole partition"),
+    "validationPct": (0.0, float, "fraction of each partition held out for validation"),
+    "earlyStopPatience": (0, int, "stop after this many epochs without a better (validation) "
+                          "loss; 0 or -1: never"),
+    "mode": ("sync", str, "sync (synchronous: all-reduce every step) or hogwild (parameter "
+             "server on the driver)"),
+    "acquireLock": (False, bool, "hogwild: serialise pull, compute and push across tasks"),
+    "pullEvery": (1, int, "hogwild: steps a task takes on its own copy between pulls"),
+    "partitionShuffles": (1, int, "rounds of iters epochs, each from a fresh shuffle"),
+    "useBarrier": (True, bool, "run the tasks as a barrier stage (sync always does)"),
+    "useVectorOut": (False, bool, "predictions as a vector of outputs instead of the class"),
+    "device": ("cpu", str, "cpu, cuda or cuda:N on the executors"),
+    "port": (0, int, "port of the driver's tracker or parameter server; 0: any free port"),
+    "verbose": (0, int, "1: more log lines in the task logs; -1: warnings and errors only"),
+    "loss": (None, str, "loss (default: the spec's, else cross_entropy)"),
+    "optimizer": (None, str, "optimizer (default: the spec's, else adam)"),
+    "lr": (None, float, "learning rate (default: the spec's, else the optimizer's)"),
+    "seed": (0, int, "seed for the initial weights, dropout and shuffling"),
+    "inputShape": (None, str, "shape of one row for the model, e.g. 1,28,28"),
+    "partitions": (None, int, "tasks (ranks or workers); default: the input's partitions, at "
+                   "most the slots a barrier stage can get"),
+    "threads": (None, int, "CPU threads per task (default: spark.task.cpus)"),
+    "binary": (None, str, "the sparktorch binary on the executors (default: "
+               "sparktorch/sparktorch from --archives, else sparktorch on PATH)"),
+    "driverBinary": (None, str, "the sparktorch binary on the driver (default: as binary)"),
+    "timeout": (120.0, float, "seconds for every task to reach the driver and start"),
+    "retries": (1, int, "times a job whose task was lost is run again, with a new job id"),
+    "onBadRow": ("fail", str, "fail on the first bad row, or skip (and count) bad rows"),
+}
+
+
+class OptionError(ValueError):
+    """An option's value, or a combination of options, that no job could run with."""
+
+
+class TrainOptions:
+    """Every option of TRAIN_OPTIONS as an attribute, its default unless given."""
+
+    def __init__(self, **given):
+        unknown = sorted(set(given) - set(TRAIN_OPTIONS))
+        if unknown:
+            raise OptionError("unknown option%s: %s" % ("s" if len(unknown) > 1 else "",
+                                                        ", ".join(unknown)))
+        for name, (default, kind, _) in TRAIN_OPTIONS.items():
+            value = given.get(name, default)
+            if value is not None and kind is float and isinstance(value, int):
+                value = float(value)
+            if value is not None and not isinstance(value, kind):
+                raise OptionError("%s must be %s, not %r" % (name, kind.__name__, value))
+            setattr(self, name, value)
+
+    def as_dict(self):
+        return {name: getattr(self, name) for name in TRAIN_OPTIONS}
+
+    def check(self):
+        """Raises OptionError for values no job can run with; returns the mode (sync|hogwild)."""
+        mode = MODES.get(self.mode)
+        if mode is None:
+            raise OptionError("mode must be sync (or synchronous) or hogwild, not %r" % self.mode)
+        if not self.torchObj:
+            raise OptionError("torchObj (the model: a JSON spec or a TorchScript .pt) is required")
+        if self.iters < 1:
+            raise OptionError("iters must be at least 1, not %d" % self.iters)
+        if self.miniBatch == 0 or self.miniBatch < -1:
+            raise OptionError("miniBatch must be positive, or -1 for the whole partition")
+        if not 0.0 <= self.validationPct < 1.0:
+            raise OptionError("validationPct must be in [0, 1), not %g" % self.validationPct)
+        if self.earlyStopPatience < -1:
+            raise OptionError("earlyStopPatience must be 0 (or -1) to never stop, or positive")
+        if self.partitionShuffles < 1 or self.pullEvery < 1:
+            raise OptionError("partitionShuffles and pullEvery must be at least 1")
+        if self.loss is not None and self.loss not in LOSSES:
+            raise OptionError("loss must be one of %s, not %r" % (", ".join(LOSSES), self.loss))
+        if self.optimizer is not None and self.optimizer not in OPTIMIZERS:
+            raise OptionError("optimizer must be one of %s, not %r"
+                              % (", ".join(OPTIMIZERS), self.optimizer))
+        if self.partitions is not None and self.partitions < 1:
+            raise OptionError("partitions must be at least 1, not %d" % self.partitions)
+        if self.threads is not None and self.threads < 1:
+            raise OptionError("threads must be at least 1, not %d" % self.threads)
+        if not 0 <= self.port <= 65535:
+            raise OptionError("port must be in 0..65535, not %d" % self.port)
+        if self.onBadRow not in ("fail", "skip"):
+            raise OptionError("onBadRow must be fail or skip, not %r" % self.onBadRow)
+        if self.retries < 0 or self.timeout <= 0:
+            raise OptionError("retries must be 0 or more and timeout positive")
+        if mode == "sync" and not self.useBarrier:
+            raise OptionError("useBarrier=False: synchronous training needs every task running "
+                              "at once, which only a barrier stage guarantees; use mode=hogwild")
+        if mode == "sync" and (self.acquireLock or self.pullEvery != 1):
+            raise OptionError("acquireLock and pullEvery are hogwild options (mode=hogwild)")
+        return mode
+
+
+def verbosity_flags(verbose):
+    """sparktorch's global flags for SparkTorch's `verbose`."""
+    return ["-v"] if verbose > 0 else ["-q"] if verbose < 0 else []
+
+
+def model_flags(options, model_path, config_path):
+    """The flags that say what to train: the model file and its loss, optimizer and seed.
+    `train` takes them in sync mode, `serve --mode hogwild` in hogwild mode."""
+    args = ["--model", model_path, "--seed", str(options.seed)]
+    if config_path:
+        args += ["--train-config", config_path]
+    if options.loss:
+        args += ["--loss", options.loss]
+    if options.optimizer:
+        args += ["--optimizer", options.optimizer]
+    if options.lr is not None:
+        args += ["--lr", repr(options.lr)]
+    if options.inputShape:
+        args += ["--input-shape", options.inputShape]
+    return args
+
+
+def row_flags(label_width, on_bad_row="fail"):
+    """Row flags for compact rows as sparktorch_spark.rows writes them: the label first (one
+    column, `label_width` columns for a vector label, none when 0), then the features."""
+    args = ["--format", "compact", "--on-bad-row", on_bad_row]
+    if label_width == 0:
+        args.append("--no-label")
+    elif label_width > 1:
+        args += ["--label-col", "0:%d" % (label_width - 1)]
+    return args
+
+
+def train_flags(options, mode, threads):
+    """A task's `sparktorch train` flags for how to train, in either mode."""
+    args = ["--epochs", str(options.iters), "--batch-size", str(options.miniBatch),
+            "--partition-shuffles", str(options.partitionShuffles),
+            "--threads", str(threads), "--device", options.device,
+            "--timeout", repr(float(options.timeout))]
+    if options.validationPct > 0:
+        args += ["--validation-pct", repr(options.validationPct)]
+    if mode == "sync" and options.earlyStopPatience > 0:
+        args += ["--early-stop-patience", str(options.earlyStopPatience)]
+    if mode == "hogwild":
+        args += ["--seed", str(options.seed)]  # shuffling and dropout; weights come from serve
+    return args
+
+
+def serve_flags(options, mode, world_size):
+    """`sparktorch serve`'s flags (without --port-file and -o, which the driver adds)."""
+    args = ["serve", "--mode", mode, "--world-size", str(world_size),
+            "--listen", "0.0.0.0:%d" % options.port, "--timeout", repr(float(options.timeout))]
+    if mode == "hogwild":
+        if options.acquireLock:
+            args.append("--lock")
+        if options.pullEvery != 1:
+            args += ["--pull-every", str(options.pullEvery)]
+        if options.earlyStopPatience > 0:
+            args += ["--early-stop-patience", str(options.earlyStopPatience)]
+    return args

@@ -1,0 +1,86 @@
+"""Spark rows as sparktorch's compact rows (formats/README.md, section 1).
+
+A compact row is `[ID<TAB>]BASE64`: base64 of the row's columns as little-endian float32, here
+the label first (none, one number, or a vector's values) and then the features. Features come
+from one Spark ML vector column (dense or sparse: anything with `toArray()`), from one numeric
+column, or from several numeric columns assembled in order. Rows are exact (no decimal text) and
+sparktorch reads them without parsing a number.
+
+`RowEncoder` works on plain tuples, the rows of `df.select(label, *features)`, so it needs no
+Spark; vectors are duck-typed.
+"""
+import base64
+import struct
+
+try:
+    import numpy
+except ImportError:  # PySpark's ML vectors need numpy; plain numeric columns do not
+    numpy = None
+
+
+class RowError(ValueError):
+    """A row sparktorch could not be given: a null, a value that is not a number, a vector of
+    another size than the first row's."""
+
+
+def _values(value, what):
+    """A cell as a list (or numpy array) of floats."""
+    if value is None:
+        raise RowError("%s is null" % what)
+    if hasattr(value, "toArray"):
+        return value.toArray()
+    if isinstance(value, (list, tuple)) or (numpy is not None and isinstance(value, numpy.ndarray)):
+        return value
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RowError("%s is %r, not a number or a vector" % (what, value))
+    return (value,)
+
+
+def pack(values):
+    """base64 text of `values` (floats) as little-endian float32."""
+    if numpy is not None:
+        raw = numpy.asarray(values, dtype="<f4").tobytes()
+    else:
+        raw = struct.pack("<%df" % len(values), *values)
+    return base64.b64encode(raw).decode("ascii")
+
+
+class RowEncoder:
+    """Encodes tuples `(label, feature, feature, ...)` (or `(feature, ...)` without a label) as
+    compact rows. `label_width` is 0 (no label), 1, or a vector label's size; `feature_names`
+    name the feature cells in errors. The first row fixes the number of features, and later
+    rows must have as many."""
+
+    def __init__(self, label_width, feature_names):
+        self.label_width = label_width
+        self.feature_names = list(feature_names)
+        self.num_features = None
+
+    def encode(self, row, row_id=None):
+        """The compact line for `row` (with `row_id` before a tab when given). Raises RowError
+        naming the column at fault."""
+        cells = list(row)
+        values = []
+        if self.label_width:
+            label = _values(cells.pop(0), "the label")
+            if len(label) != self.label_width:
+                raise RowError("the label has %d values, not %d" % (len(label), self.label_width))
+            values.extend(label)
+        for name, cell in zip(self.feature_names, cells):
+            values.extend(_values(cell, "column %s" % name))
+        features = len(values) - self.label_width
+        if self.num_features is None:
+            self.num_features = features
+        elif features != self.num_features:
+            raise RowError("the row has %d features; the first row had %d"
+                           % (features, self.num_features))
+        line = pack(values)
+        return line if row_id is None else "%s\t%s" % (row_id, line)
+
+
+def parse_prediction(text, as_vector):
+    """A prediction record's value: a list of floats when `as_vector` or when it has several,
+    else a float."""
+    if "," in text or as_vector:
+        return [float(v) for v in text.split(",")]
+    return float(text)

@@ -1,0 +1,109 @@
+"""A training job as the driver runs it (sparktorch_spark.job), without Spark: serve on the
+driver, the tasks of tests/spark/stage.py in threads, the real binary; then predictions with
+the trained model through PredictTask. Environment: SPARKTORCH, REPO, DATA."""
+import io
+import os
+import re
+import socket
+import unittest
+
+from stage import DATA, REPO, Stage, csv_rows, split
+
+from sparktorch_spark.job import JobFailed, run_training  # noqa: E402
+from sparktorch_spark.options import TrainOptions  # noqa: E402
+from sparktorch_spark.serve import ServeError  # noqa: E402
+from sparktorch_spark.tasks import PredictTask  # noqa: E402
+
+SPARKTORCH = os.environ["SPARKTORCH"]
+SPEC = os.path.join(REPO, "examples", "fashion_mnist_mlp.json")
+PIXELS = ["p%d" % i for i in range(784)]
+
+
+def options(**given):
+    base = dict(torchObj=SPEC, iters=1, binary=SPARKTORCH, timeout=60.0)
+    base.update(given)
+    return TrainOptions(**base)
+
+
+def train(stage, world_size, log=None, **given):
+    o = options(**given)
+    return run_training(o, o.check(), world_size, stage, SPARKTORCH, host="127.0.0.1",
+                        feature_names=PIXELS, log=log or io.StringIO())
+
+
+def accuracy(model, rows):
+    task = PredictTask(SPARKTORCH, [], model, range(1, 785), PIXELS)
+    out = list(task(iter(rows), log=io.StringIO()))
+    return sum(1 for r in out if r[-1] == r[0]) / len(rows), out
+
+
+class TrainJobTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.train_rows = csv_rows("train12k.csv", 6000)
+        cls.test_rows = csv_rows("test2k.csv", 2000)
+
+    def test_sync_job_returns_a_verified_model_that_predicts(self):
+        log = io.StringIO()
+        result = train(Stage(split(self.train_rows, 2)), 2, log=log)
+        self.assertEqual(result.model[:2], b"PK")
+        self.assertEqual(result.attempts, 1)
+        self.assertEqual([s["rank"] for s in result.summaries], [0, 1])
+        self.assertEqual(result.summaries[0]["rows"], 6000)
+        self.assertEqual(len({s["weights_crc32"] for s in result.summaries}), 1)
+        self.assertIn("sparktorch: job %d (attempt 1 of 2): 2 sync tasks, serve at 127.0.0.1:"
+                      % result.job_id, log.getvalue())
+        acc, out = accuracy(result.model, self.test_rows)
+        self.assertGreater(acc, 0.72)  # one epoch of 6,000 rows: 0.77-0.79 measured
+        self.assertEqual([r[:-1] for r in out], self.test_rows)  # rows in order, each answered
+
+    def test_hogwild_job_takes_the_model_from_the_parameter_server(self):
+        result = train(Stage(split(self.train_rows, 2)), 2, mode="hogwild", acquireLock=True)
+        server = result.summaries[-1]
+        self.assertEqual(sorted(server["workers_finished"]), [0, 1])
+        self.assertEqual([s["mode"] for s in result.summaries[:2]], ["hogwild", "hogwild"])
+        acc, _ = accuracy(result.model, self.test_rows)
+        self.assertGreater(acc, 0.68)
+
+    def test_a_lost_task_runs_the_job_again_with_a_new_job_id(self):
+        def kill_rank_1_once(rank, attempt):
+            return RuntimeError("executor lost") if (rank, attempt) == (1, 0) else None
+
+        log = io.StringIO()
+        stage = Stage(split(self.train_rows[:2000], 2), fail=kill_rank_1_once)
+        result = train(stage, 2, log=log, timeout=10.0)
+        self.assertEqual((result.attempts, stage.attempts), (2, 2))
+        ids = re.findall(r"sparktorch: job (\d+) \(attempt", log.getvalue())
+        self.assertEqual(len(ids), 2)
+        self.assertNotEqual(ids[0], ids[1])
+        self.assertEqual(ids[1], str(result.job_id))
+        # rank 1 died before it reached the tracker: rank 0 and the tracker gave up on it
+        self.assertRegex(log.getvalue(), r"job %s failed and runs again with a new job id: "
+                         r"sparktorch: error: rank 1 never arrived within 10 s \(1 of 2 did\)"
+                         % ids[0])
+
+    def test_a_task_that_fails_on_its_rows_fails_the_job_without_a_retry(self):
+        part = split(self.train_rows[:2000], 2)
+        part[1][5] = (42.0,) + part[1][5][1:]  # class 42 of a 10-class model
+        stage = Stage(part)
+        with self.assertRaises(JobFailed) as caught:
+            train(stage, 2)
+        self.assertEqual(stage.attempts, 1)
+        self.assertRegex(str(caught.exception), r"^sparktorch job \d+ failed \(attempt 1 of 2\): "
+                         r"sparktorch: error: rank 1 failed: stdin:6: .*42")
+
+    def test_a_port_in_use_is_reported_before_any_task_starts(self):
+        taken = socket.socket()
+        taken.bind(("0.0.0.0", 0))
+        taken.listen(1)
+        stage = Stage(split(self.train_rows[:100], 2))
+        with self.assertRaises(ServeError) as caught:
+            train(stage, 2, port=taken.getsockname()[1])
+        taken.close()
+        self.assertEqual(stage.attempts, 0)
+        self.assertRegex(str(caught.exception), r"^sparktorch serve could not start \(exit status "
+                         r"\d+\): sparktorch: error: .*in use")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
