@@ -7,7 +7,7 @@ import re
 import socket
 import unittest
 
-from stage import DATA, REPO, Stage, csv_rows, split
+from stage import REPO, Stage, csv_rows, split
 
 from sparktorch_spark.job import JobFailed, run_training  # noqa: E402
 from sparktorch_spark.options import TrainOptions  # noqa: E402

@@ -1,0 +1,182 @@
+"""The command lines of spark-scripts/train.py and predict.py (spark-submit entry points).
+
+Options take SparkTorch's names as flags (`--inputCol features --iters 5 --mode hogwild`);
+`train_parser` and `predict_parser` need no Spark, so the tests check them without it.
+"""
+import argparse
+import json
+import os
+import sys
+
+from .options import TRAIN_OPTIONS, OptionError, TrainOptions
+
+
+def _bool(text):
+    if text.lower() in ("1", "true", "yes", "on"):
+        return True
+    if text.lower() in ("0", "false", "no", "off"):
+        return False
+    raise argparse.ArgumentTypeError("expected true or false, not %r" % text)
+
+
+def _columns(text):
+    return [c.strip() for c in text.split(",") if c.strip()]
+
+
+def _source_flags(parser):
+    parser.add_argument("--source", required=True,
+                        help="input: a path (CSV with a header line, Parquet, LibSVM, JSON, ORC) "
+                             "or, with --format table, a table name")
+    parser.add_argument("--format", choices=("csv", "parquet", "libsvm", "json", "orc", "table"),
+                        help="the source's format (default: from its extension)")
+    parser.add_argument("--numFeatures", type=int, help="LibSVM: the number of features")
+
+
+def train_parser():
+    p = argparse.ArgumentParser(
+        prog="train.py", description="Train a PyTorch model with sparktorch on a Spark "
+        "DataFrame: spark-submit --archives sparktorch-VERSION-linux-x86_64.tar.gz#sparktorch "
+        "train.py --source DATA --torchObj MODEL --output MODEL.pt")
+    _source_flags(p)
+    p.add_argument("--output", required=True,
+                   help="where to write the trained model (.pt): a local path or hdfs://...")
+    p.add_argument("--predictions", help="also write the training rows with their predictions "
+                   "(Parquet, or CSV when the path ends in .csv)")
+    p.add_argument("--summary", help="write the tasks' summary records here (JSON lines)")
+    p.add_argument("--noBinaryCheck", action="store_true",
+                   help="skip the pre-flight task that runs the binary on the executors")
+    for name, (default, kind, what) in TRAIN_OPTIONS.items():
+        help_text = "%s (default: %s)" % (what, default)
+        if kind is bool:
+            p.add_argument("--" + name, type=_bool, nargs="?", const=True, help=help_text)
+        elif kind is list:
+            p.add_argument("--" + name, type=_columns, help=help_text + "; comma-separated")
+        else:
+            p.add_argument("--" + name, type=kind, help=help_text)
+    return p
+
+
+def train_options(args):
+    """TrainOptions from parsed train.py arguments; `--labelCol ""` means no label."""
+    given = {name: getattr(args, name) for name in TRAIN_OPTIONS
+             if getattr(args, name) is not None}
+    if given.get("labelCol") == "":
+        given["labelCol"] = None
+    options = TrainOptions(**given)
+    options.check()
+    if not os.path.exists(options.torchObj):
+        raise OptionError("torchObj %s: no such file on the driver" % options.torchObj)
+    return options
+
+
+def predict_parser():
+    p = argparse.ArgumentParser(
+        prog="predict.py", description="Predict a Spark DataFrame with a model sparktorch "
+        "trained (or any TorchScript model), in batches on the executors")
+    _source_flags(p)
+    p.add_argument("--model", required=True, help="the model (.pt): a path on the driver or "
+                   "hdfs://...")
+    p.add_argument("--output", help="write the rows with their predictions (Parquet, or CSV "
+                   "when the path ends in .csv; vectors as text)")
+    p.add_argument("--inputCol", default="features", help="features: a vector or numeric column")
+    p.add_argument("--inputCols", type=_columns, help="numeric feature columns, comma-separated")
+    p.add_argument("--labelCol", help="a label column: print the accuracy of the predictions")
+    p.add_argument("--predictionCol", default="predictions")
+    p.add_argument("--useVectorOut", type=_bool, nargs="?", const=True, default=False,
+                   help="predictions as vectors of the model's outputs")
+    p.add_argument("--probabilities", action="store_true",
+                   help="predictions as vectors of class probabilities")
+    p.add_argument("--miniBatch", type=int, default=1024, help="rows per forward pass")
+    p.add_argument("--partitions", type=int, help="repartition the input to this many tasks")
+    p.add_argument("--threads", type=int, help="CPU threads per task (default: spark.task.cpus)")
+    p.add_argument("--device", default="cpu")
+    p.add_argument("--binary", help="the sparktorch binary on the executors")
+    p.add_argument("--verbose", type=int, default=0)
+    p.add_argument("--onBadRow", choices=("fail", "skip"), default="fail")
+    return p
+
+
+def write_frame(df, path):
+    """Writes `df` as Parquet, or CSV with a header when `path` ends in .csv (vectors as text,
+    which CSV cannot hold otherwise)."""
+    if path.endswith(".csv"):
+        from pyspark.sql import functions  # pylint: disable=import-outside-toplevel
+        from pyspark.sql.types import StringType  # pylint: disable=import-outside-toplevel
+        text = functions.udf(lambda v: None if v is None else str(v), StringType())
+        for field in df.schema.fields:
+            if type(field.dataType).__name__ == "VectorUDT":
+                df = df.withColumn(field.name, text(df[field.name]))
+        df.write.mode("overwrite").option("header", "true").csv(path)
+    else:
+        df.write.mode("overwrite").parquet(path)
+
+
+def accuracy(df, label_col, prediction_col):
+    """(correct, rows) of predictions equal to the label."""
+    from pyspark.sql import functions  # pylint: disable=import-outside-toplevel
+    row = df.select(functions.sum((df[label_col] == df[prediction_col]).cast("int")),
+                    functions.count(functions.lit(1))).first()
+    return int(row[0] or 0), int(row[1])
+
+
+def _session(app):
+    from pyspark.sql import SparkSession  # pylint: disable=import-outside-toplevel
+    return SparkSession.builder.appName(app).getOrCreate()
+
+
+def train_main(argv=None):
+    args = train_parser().parse_args(argv)
+    try:
+        options = train_options(args)
+    except OptionError as e:
+        sys.exit("train.py: error: %s" % e)
+    from . import spark as layer  # pylint: disable=import-outside-toplevel
+    session = _session("sparktorch train")
+    df = layer.read_source(session, args.source, args.format, num_features=args.numFeatures)
+    result = layer.train(df, options, check_binary_first=not args.noBinaryCheck)
+    layer.copy_out(result.model, args.output, session.sparkContext)
+    if args.summary:
+        with open(args.summary, "w") as f:
+            for s in result.summaries:
+                f.write(json.dumps(s, sort_keys=True) + "\n")
+    first = result.summaries[0] if result.summaries else {}
+    print("sparktorch: job %d trained %s rows in %d attempt(s): train loss %s, accuracy %s; "
+          "model written to %s" % (result.job_id, first.get("rows"), result.attempts,
+                                   first.get("train_loss"), first.get("train_accuracy"),
+                                   args.output))
+    if args.predictions:
+        predicted = layer.predict(df, result.model, options.inputCol, options.inputCols,
+                                  options.predictionCol, options.useVectorOut,
+                                  binary=options.binary, threads=options.threads,
+                                  device=options.device, verbose=options.verbose,
+                                  exclude=(options.labelCol,))
+        write_frame(predicted, args.predictions)
+    session.stop()
+
+
+def predict_main(argv=None):
+    args = predict_parser().parse_args(argv)
+    from . import spark as layer  # pylint: disable=import-outside-toplevel
+    session = _session("sparktorch predict")
+    sc = session.sparkContext
+    if os.path.exists(args.model):
+        with open(args.model, "rb") as f:
+            model = f.read()
+    else:
+        model = layer.read_bytes(sc, args.model)
+    df = layer.read_source(session, args.source, args.format, num_features=args.numFeatures)
+    if args.partitions:
+        df = df.repartition(args.partitions)
+    predicted = layer.predict(df, model, args.inputCol, args.inputCols, args.predictionCol,
+                              args.useVectorOut, args.probabilities, args.binary, args.threads,
+                              args.device, args.miniBatch, args.verbose, args.onBadRow,
+                              exclude=(args.labelCol,))
+    if args.output and args.labelCol:
+        predicted = predicted.cache()  # written and counted: predicted once
+    if args.output:
+        write_frame(predicted, args.output)
+    if args.labelCol:
+        correct, rows = accuracy(predicted, args.labelCol, args.predictionCol)
+        print("sparktorch: accuracy %.4f (%d of %d rows)" % (correct / max(rows, 1), correct,
+                                                              rows))
+    session.stop()

@@ -1,0 +1,294 @@
+"""The thin Spark layer: DataFrames in, the barrier stage, DataFrames out.
+
+Everything here calls PySpark's public API of Spark 2.4.4 and later (2.4's `RDDBarrier` has
+`mapPartitions` only and `BarrierTaskContext` no `allGather`; neither is needed). The logic
+that needs no Spark lives in `job`, `tasks`, `rows` and `options` and is tested without it.
+
+- `read_source`: a CSV, Parquet, LibSVM, JSON or ORC path, or a table.
+- `train(df, options)`: pre-flight checks (slots for the barrier stage, the binary on the
+  executors, serve binding on the driver), then `job.run_training` with a stage that runs every
+  partition's TrainTask at once.
+- `predict(df, model, ...)`: the rows with a prediction column, through `sparktorch predict`.
+"""
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import time
+import zipfile
+
+from . import options as opts
+from .job import run_training
+from .options import OptionError
+from .tasks import BinaryMissing, PredictTask, check_binary, find_binary
+
+SOURCE_FORMATS = ("csv", "parquet", "libsvm", "json", "orc", "table")
+
+
+def _session(df):
+    return df.sql_ctx.sparkSession if hasattr(df, "sql_ctx") else df.sparkSession
+
+
+def ship_package(sc):
+    """Makes the executors' Python workers able to import sparktorch_spark, whose classes the
+    tasks are: zips this package and adds it with `addPyFile`, once per SparkContext. Nothing
+    to do when it already came as a zip (`--py-files`)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    if getattr(sc, "_sparktorch_shipped", False) or not os.path.isdir(here):
+        return
+    path = os.path.join(tempfile.mkdtemp(prefix="sparktorch-py-"), "sparktorch_spark.zip")
+    with zipfile.ZipFile(path, "w") as z:
+        for name in sorted(os.listdir(here)):
+            if name.endswith(".py"):
+                z.write(os.path.join(here, name), os.path.join("sparktorch_spark", name))
+    sc.addPyFile(path)
+    sc._sparktorch_shipped = True  # pylint: disable=protected-access
+
+
+def read_source(spark, source, fmt=None, header=True, num_features=None):
+    """A DataFrame of `source`: a path in `fmt` (default: from its extension; csv with a header
+    line read with inferSchema), or a table name when `fmt` is "table"."""
+    if fmt is None:
+        ext = os.path.splitext(source.rstrip("/"))[1].lstrip(".").lower()
+        fmt = {"txt": "libsvm", "svm": "libsvm", "jsonl": "json"}.get(ext, ext)
+    if fmt not in SOURCE_FORMATS:
+        raise OptionError("cannot tell the format of %s: give one of %s"
+                          % (source, ", ".join(SOURCE_FORMATS)))
+    if fmt == "table":
+        return spark.table(source)
+    reader = spark.read.format(fmt)
+    if fmt == "csv":
+        reader = reader.option("header", str(bool(header)).lower()).option("inferSchema", "true")
+    if fmt == "libsvm" and num_features:
+        reader = reader.option("numFeatures", str(num_features))
+    return reader.load(source)
+
+
+def _kind(data_type):
+    """'vector', 'number', 'array' or None for a column's Spark type."""
+    from pyspark.ml.linalg import VectorUDT  # pylint: disable=import-outside-toplevel
+    from pyspark.sql import types  # pylint: disable=import-outside-toplevel
+    if isinstance(data_type, VectorUDT) or type(data_type).__name__ == "VectorUDT":
+        return "vector"
+    if isinstance(data_type, types.NumericType):
+        return "number"
+    if isinstance(data_type, types.ArrayType) and isinstance(data_type.elementType,
+                                                              types.NumericType):
+        return "array"
+    return None
+
+
+def feature_columns(df, input_col="features", input_cols=None, exclude=()):
+    """The feature columns to use: `input_cols`, else `input_col` when the DataFrame has it,
+    else every numeric column but those in `exclude` (a CSV read with inferSchema). Raises
+    OptionError naming a column that is missing or not numbers."""
+    types = dict((f.name, f.dataType) for f in df.schema.fields)
+    if input_cols:
+        names = list(input_cols)
+    elif input_col in types:
+        names = [input_col]
+    else:
+        names = [n for n in df.columns if n not in exclude and _kind(types[n]) == "number"]
+        if not names:
+            raise OptionError("no column %s and no numeric columns to assemble; the columns are "
+                              "%s" % (input_col, ", ".join(df.columns)))
+    for name in names:
+        if name not in types:
+            raise OptionError("no column %s; the columns are %s" % (name, ", ".join(df.columns)))
+        if _kind(types[name]) is None:
+            raise OptionError("column %s is %s, not a vector or numbers"
+                              % (name, types[name].simpleString()))
+    return names
+
+
+def label_width(df, label_col):
+    """0 without a label column, 1 for a number, a vector label's size (from the first row)."""
+    if label_col is None:
+        return 0
+    if label_col not in df.columns:
+        raise OptionError("no label column %s; the columns are %s (labelCol=None trains an "
+                          "autoencoder)" % (label_col, ", ".join(df.columns)))
+    kind = _kind(df.schema[label_col].dataType)
+    if kind is None:
+        raise OptionError("label column %s is %s, not a number or a vector"
+                          % (label_col, df.schema[label_col].dataType.simpleString()))
+    if kind == "number":
+        return 1
+    first = df.select(label_col).first()
+    if first is None or first[0] is None:
+        raise OptionError("label column %s has no value in its first row" % label_col)
+    return len(first[0].toArray() if hasattr(first[0], "toArray") else first[0])
+
+
+def barrier_slots(sc):
+    """The tasks a barrier stage can run at once now: Spark's own count where this Spark has
+    it (2.4 and 3.0 take no argument, 3.1 and later the default resource profile), else the
+    default parallelism."""
+    jsc = sc._jsc.sc()  # pylint: disable=protected-access
+    try:
+        return int(jsc.maxNumConcurrentTasks())
+    except Exception:  # pylint: disable=broad-except  # Spark 3.1+: one argument
+        pass
+    try:
+        profile = jsc.resourceProfileManager().defaultResourceProfile()
+        return int(jsc.maxNumConcurrentTasks(profile))
+    except Exception:  # pylint: disable=broad-except
+        return sc.defaultParallelism
+
+
+def plan_partitions(sc, current, wanted, barrier, wait_seconds=30.0, log=None):
+    """The number of tasks: `wanted` when given, else the input's `current` partitions, at most
+    the slots a barrier stage can get. Waits up to `wait_seconds` for executors to register.
+    Raises OptionError when `wanted` exceeds the slots: a barrier stage would wait for them."""
+    need = wanted or 1
+    slots = barrier_slots(sc)
+    deadline = time.monotonic() + wait_seconds
+    while barrier and slots < need and time.monotonic() < deadline:
+        time.sleep(1.0)
+        slots = barrier_slots(sc)
+    if not barrier:
+        return wanted or current
+    if wanted and wanted > slots:
+        raise OptionError(
+            "partitions=%d, but a barrier stage can get %d slots now (executor cores / "
+            "spark.task.cpus): every task of a barrier stage must run at once, so Spark would "
+            "wait for slots that do not come; use partitions=%d or fewer, or give the job more "
+            "executors or cores (barrier stages do not work with dynamic allocation)"
+            % (wanted, slots, slots))
+    if slots < 1:
+        raise OptionError("no executor registered within %g s: no slots for a barrier stage"
+                          % wait_seconds)
+    n = wanted or min(current, slots)
+    if not wanted and current > slots and log:
+        log.write("sparktorch: %d input partitions, %d slots: training with %d tasks\n"
+                  % (current, slots, n))
+    return n
+
+
+def check_binaries(sc, binary, n):
+    """Pre-flight: runs the binary once in `n` plain tasks; raises BinaryMissing naming every
+    host where it is missing or does not run."""
+    results = sc.parallelize(range(n), n).mapPartitions(
+        lambda _: [check_binary(binary)]).collect()
+    failed = sorted(set((host, why) for host, why in results if why))
+    if failed:
+        raise BinaryMissing("sparktorch cannot run on %d of %d tasks' executors: %s"
+                            % (len(failed), n, "; ".join("%s: %s" % f for f in failed)))
+
+
+def driver_binary(options):
+    """The binary that runs serve on the driver: driverBinary, else the executors' binary when
+    it is here too, else SPARKTORCH from the environment, else sparktorch on PATH."""
+    for candidate in (options.driverBinary, options.binary, None):
+        try:
+            return find_binary(candidate)
+        except BinaryMissing:
+            if candidate is options.driverBinary and candidate:
+                raise
+    from_env = os.environ.get("SPARKTORCH")
+    if from_env and os.access(from_env, os.X_OK):
+        return from_env
+    raise BinaryMissing("no sparktorch binary on the driver (%s): give driverBinary=, set "
+                        "SPARKTORCH, or put sparktorch on PATH" % socket.gethostname())
+
+
+def driver_host(sc):
+    """The address tasks reach the driver at, as Spark's own executors do."""
+    return sc.getConf().get("spark.driver.host", None) or socket.getfqdn()
+
+
+def train(df, options, check_binary_first=True, log=None):
+    """Trains `options.torchObj` on `df` (TrainOptions); returns a job.TrainResult. Raises
+    OptionError, BinaryMissing or serve.ServeError before any training starts, and
+    job.JobFailed when the job fails."""
+    log = sys.stderr if log is None else log
+    mode = options.check()
+    spark = _session(df)
+    sc = spark.sparkContext
+    ship_package(sc)
+    features = feature_columns(df, options.inputCol, options.inputCols, (options.labelCol,))
+    width = label_width(df, options.labelCol)
+    data = df.select(*([options.labelCol] if width else []) + features)
+    barrier = options.useBarrier
+    n = plan_partitions(sc, data.rdd.getNumPartitions(), options.partitions, barrier, log=log)
+    rdd = data.rdd if n == data.rdd.getNumPartitions() else data.repartition(n).rdd
+    if options.threads is None:
+        options = opts.TrainOptions(**dict(options.as_dict(),
+                                           threads=int(sc.getConf().get("spark.task.cpus", "1"))))
+    if check_binary_first:
+        check_binaries(sc, options.binary, n)
+    here = driver_binary(options)
+
+    def run_stage(task):
+        def run(rows):
+            from pyspark.taskcontext import BarrierTaskContext, TaskContext  # noqa
+            context = BarrierTaskContext.get() if barrier else TaskContext.get()
+            return task(context.partitionId(), rows, context.attemptNumber())
+
+        stage = rdd.barrier().mapPartitions(run) if barrier else rdd.mapPartitions(run)
+        return stage.collect()
+
+    return run_training(options, mode, n, run_stage, here, host=driver_host(sc),
+                        label_width=width, feature_names=features, log=log)
+
+
+def predict(df, model, input_col="features", input_cols=None, prediction_col="predictions",
+            vector_out=False, probabilities=False, binary=None, threads=None, device="cpu",
+            batch_size=1024, verbose=0, on_bad_row="fail", exclude=()):
+    """`df` with a `prediction_col` column: `model` (the .pt's bytes) applied by
+    `sparktorch predict` to every partition, in batches of `batch_size` rows. The column is a
+    double (the class, or the single output), or a vector of the outputs with `vector_out`."""
+    from pyspark.ml.linalg import DenseVector, VectorUDT  # pylint: disable=import-outside-toplevel
+    from pyspark.sql.types import DoubleType, StructField, StructType  # noqa: E501 pylint: disable=import-outside-toplevel
+    spark = _session(df)
+    sc = spark.sparkContext
+    ship_package(sc)
+    if prediction_col in df.columns:
+        raise OptionError("the input already has a column %s (predictionCol)" % prediction_col)
+    features = feature_columns(df, input_col, input_cols, exclude)
+    positions = [df.columns.index(name) for name in features]
+    threads = threads or int(sc.getConf().get("spark.task.cpus", "1"))
+    task = PredictTask(binary, opts.verbosity_flags(verbose), sc.broadcast(model), positions,
+                       features, vector_out or probabilities, probabilities, batch_size, threads,
+                       device, on_bad_row)
+    rows = df.rdd.mapPartitions(task)
+    if vector_out or probabilities:
+        rows = rows.map(lambda r: r[:-1] + (None if r[-1] is None else DenseVector(r[-1]),))
+    field = StructField(prediction_col, VectorUDT() if vector_out or probabilities
+                        else DoubleType(), True)
+    return spark.createDataFrame(rows, StructType(df.schema.fields + [field]))
+
+
+def write_bytes(sc, path, data):
+    """Writes `data` to `path` on any file system Spark's Hadoop configuration reaches."""
+    jvm = sc._jvm  # pylint: disable=protected-access
+    target = jvm.org.apache.hadoop.fs.Path(path)
+    fs = target.getFileSystem(sc._jsc.hadoopConfiguration())  # pylint: disable=protected-access
+    out = fs.create(target, True)
+    try:
+        for start in range(0, len(data), 1 << 20):
+            out.write(bytearray(data[start:start + (1 << 20)]))
+    finally:
+        out.close()
+
+
+def read_bytes(sc, path):
+    """The bytes of the file at `path` (any file system Spark reads)."""
+    files = sc.binaryFiles(path).collect()
+    if len(files) != 1:
+        raise FileNotFoundError("%s: expected one file, found %d" % (path, len(files)))
+    return bytes(files[0][1])
+
+
+def copy_out(data, path, sc=None):
+    """Writes the model's bytes to `path`: a local file, or through Hadoop when `sc` is given
+    and the path has a scheme (hdfs://, s3a://)."""
+    if sc is not None and "://" in path and not path.startswith("file://"):
+        write_bytes(sc, path, data)
+        return
+    local = path[len("file://"):] if path.startswith("file://") else path
+    tmp = local + ".tmp"
+    with open(tmp, "wb") as f:
+        f.write(data)
+    shutil.move(tmp, local)
