@@ -24,7 +24,7 @@ TRAIN_OPTIONS = {
     "inputCols": (None, list, "numeric columns assembled into the features, in order "
                   "(instead of inputCol)"),
     "labelCol": ("label", str, "label column: a number (class index or value) or a vector; "
-                 "None trains an autoencoder"),
+                 "None or \"\" trains an autoencoder"),
     "predictionCol": ("predictions", str, "column the model's transform adds"),
     "iters": (10, int, "epochs: passes over each partition's rows"),
     "miniBatch": (64, int, "rows per step and task; -1 for the whole partition"),
@@ -52,7 +52,7 @@ TRAIN_OPTIONS = {
     "binary": (None, str, "the sparktorch binary on the executors (default: "
                "sparktorch/sparktorch from --archives, else sparktorch on PATH)"),
     "driverBinary": (None, str, "the sparktorch binary on the driver (default: as binary)"),
-    "timeout": (120.0, float, "seconds for every task to reach the driver and start"),
+    "timeout": (600.0, float, "seconds for every task to read its rows and reach the driver"),
     "retries": (1, int, "times a job whose task was lost is run again, with a new job id"),
     "onBadRow": ("fail", str, "fail on the first bad row, or skip (and count) bad rows"),
 }

@@ -104,7 +104,7 @@ def feature_columns(df, input_col="features", input_cols=None, exclude=()):
 
 def label_width(df, label_col):
     """0 without a label column, 1 for a number, a vector label's size (from the first row)."""
-    if label_col is None:
+    if not label_col:
         return 0
     if label_col not in df.columns:
         raise OptionError("no label column %s; the columns are %s (labelCol=None trains an "
