@@ -36,9 +36,12 @@ def _values(value, what):
     return (value,)
 
 
+_NUMBERS = (float, int)  # exact types: a bool is not a feature
+
+
 def pack(values):
     """base64 text of `values` (floats) as little-endian float32."""
-    if numpy is not None:
+    if numpy is not None and not isinstance(values, (list, tuple)):
         raw = numpy.asarray(values, dtype="<f4").tobytes()
     else:
         raw = struct.pack("<%df" % len(values), *values)
@@ -56,18 +59,29 @@ class RowEncoder:
         self.feature_names = list(feature_names)
         self.num_features = None
 
+    def _parts(self, cells):
+        """The cells as sequences of floats, label first; RowError names a bad cell."""
+        parts = []
+        for n, cell in enumerate(cells):
+            what = ("the label" if n == 0 and self.label_width else
+                    "column %s" % self.feature_names[n - (1 if self.label_width else 0)])
+            parts.append(_values(cell, what))
+        if self.label_width and len(parts[0]) != self.label_width:
+            raise RowError("the label has %d values, not %d" % (len(parts[0]), self.label_width))
+        return parts
+
     def encode(self, row, row_id=None):
         """The compact line for `row` (with `row_id` before a tab when given). Raises RowError
         naming the column at fault."""
-        cells = list(row)
-        values = []
-        if self.label_width:
-            label = _values(cells.pop(0), "the label")
-            if len(label) != self.label_width:
-                raise RowError("the label has %d values, not %d" % (len(label), self.label_width))
-            values.extend(label)
-        for name, cell in zip(self.feature_names, cells):
-            values.extend(_values(cell, "column %s" % name))
+        cells = tuple(row)
+        if self.label_width <= 1 and all(type(c) in _NUMBERS for c in cells):
+            values = cells  # numeric columns (and a number label): packed in one call
+        else:
+            parts = self._parts(cells)
+            if numpy is not None:
+                values = numpy.concatenate([numpy.asarray(p, dtype="<f4").ravel() for p in parts])
+            else:
+                values = [float(v) for p in parts for v in p]
         features = len(values) - self.label_width
         if self.num_features is None:
             self.num_features = features
