@@ -74,7 +74,8 @@ class TrainOptions:
             value = given.get(name, default)
             if value is not None and kind is float and isinstance(value, int):
                 value = float(value)
-            if value is not None and not isinstance(value, kind):
+            if value is not None and (not isinstance(value, kind) or
+                                      (kind is not bool and isinstance(value, bool))):
                 raise OptionError("%s must be %s, not %r" % (name, kind.__name__, value))
             setattr(self, name, value)
 

@@ -63,9 +63,15 @@ class RowEncoder:
         """The cells as sequences of floats, label first; RowError names a bad cell."""
         parts = []
         for n, cell in enumerate(cells):
-            what = ("the label" if n == 0 and self.label_width else
-                    "column %s" % self.feature_names[n - (1 if self.label_width else 0)])
-            parts.append(_values(cell, what))
+            k = n - (1 if self.label_width else 0)
+            what = ("the label" if k < 0 else "column %s" % (
+                self.feature_names[k] if k < len(self.feature_names) else k))
+            values = _values(cell, what)
+            if isinstance(cell, (list, tuple)):  # an array column: check what it holds
+                for v in cell:
+                    if type(v) not in _NUMBERS:
+                        raise RowError("%s holds %r, not a number" % (what, v))
+            parts.append(values)
         if self.label_width and len(parts[0]) != self.label_width:
             raise RowError("the label has %d values, not %d" % (len(parts[0]), self.label_width))
         return parts
@@ -88,7 +94,10 @@ class RowEncoder:
         elif features != self.num_features:
             raise RowError("the row has %d features; the first row had %d"
                            % (features, self.num_features))
-        line = pack(values)
+        try:
+            line = pack(values)
+        except OverflowError:
+            raise RowError("a value is too large for float32") from None
         return line if row_id is None else "%s\t%s" % (row_id, line)
 
 

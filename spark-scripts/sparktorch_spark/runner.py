@@ -41,10 +41,11 @@ def pipe_partition(rows, command, env=None, log=None, tail_lines=20):
 
     def write_rows():
         try:
-            for row in rows:
-                process.stdin.write(row.encode("utf-8") + b"\n")
-        except (BrokenPipeError, ValueError):
-            pass  # the binary stopped reading (it failed: its exit status says why)
+            for row in rows:  # an error here is the partition's: raised in the caller
+                try:
+                    process.stdin.write(row.encode("utf-8") + b"\n")
+                except (BrokenPipeError, ValueError):
+                    return  # the binary stopped reading (it failed: its exit status says why)
         except BaseException as e:  # pylint: disable=broad-except
             failure.append(e)
             process.kill()

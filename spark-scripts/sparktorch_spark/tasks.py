@@ -194,12 +194,18 @@ class PredictTask:
                 pending.append((n, row))
                 yield encoder.encode([row[p] for p in self.feature_positions], n)
 
+        # predict writes one line per row, in order: "ID<TAB>VALUE", or an empty line for a
+        # row it skipped (on_bad_row="skip").
         for line in pipe_partition(lines(), self.command(), log=log):
-            row_id, _, value = line.partition("\t")
             n, row = pending.popleft()
-            while str(n) != row_id:  # a skipped bad row has no prediction
+            if not line:
                 yield tuple(row) + (None,)
-                n, row = pending.popleft()
+                continue
+            row_id, _, value = line.partition("\t")
+            if row_id != str(n):
+                raise RuntimeError("sparktorch predict answered row %s where row %d was due"
+                                   % (row_id, n))
             yield tuple(row) + (self.value(value),)
-        for _, row in pending:
-            yield tuple(row) + (None,)
+        if pending:
+            raise RuntimeError("sparktorch predict answered %d rows fewer than it was given"
+                               % len(pending))

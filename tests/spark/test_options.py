@@ -1,0 +1,296 @@
+"""sparktorch_spark.options and the command lines of train.py and predict.py (cli), and the
+property that matters most: every flag the builders make is one the real binary takes.
+Environment: SPARKTORCH, REPO, DATA (see stage.py)."""
+import contextlib
+import io
+import os
+import subprocess
+import tempfile
+import time
+import unittest
+
+from stage import REPO, csv_rows
+
+from sparktorch_spark import cli  # noqa: E402
+from sparktorch_spark import options as opts  # noqa: E402
+from sparktorch_spark.options import OptionError, TrainOptions  # noqa: E402
+from sparktorch_spark.runner import SparktorchError  # noqa: E402
+from sparktorch_spark.tasks import TrainTask  # noqa: E402
+
+SPARKTORCH = os.environ["SPARKTORCH"]
+SPEC = os.path.join(REPO, "examples", "fashion_mnist_mlp.json")
+PIXELS = ["p%d" % i for i in range(784)]
+USAGE = 2  # sparktorch's exit status for a flag it does not take (cli/exit_codes.h)
+RENDEZVOUS = 69  # could not reach the tracker or the parameter server
+
+
+class TrainOptionsTest(unittest.TestCase):
+    def refusal(self, **given):
+        """The message of check()'s OptionError for the options `given` (with a model)."""
+        with self.assertRaises(OptionError) as caught:
+            TrainOptions(**dict(dict(torchObj=SPEC), **given)).check()
+        return str(caught.exception)
+
+    def test_defaults_are_sparktorchs(self):
+        o = TrainOptions()
+        self.assertEqual(o.as_dict(), {name: default for name, (default, _, _)
+                                       in opts.TRAIN_OPTIONS.items()})
+        self.assertEqual((o.mode, o.iters, o.miniBatch, o.validationPct, o.useBarrier,
+                          o.acquireLock, o.inputCol, o.labelCol, o.predictionCol, o.timeout,
+                          o.retries, o.onBadRow, o.torchObj),
+                         ("sync", 10, 64, 0.0, True, False, "features", "label", "predictions",
+                          opts.TRAIN_OPTIONS["timeout"][0], 1, "fail", None))
+        self.assertIsInstance(o.timeout, float)
+
+    def test_an_unknown_option_is_refused_by_name(self):
+        with self.assertRaises(OptionError) as caught:
+            TrainOptions(torchObj=SPEC, batchSize=32)
+        self.assertEqual(str(caught.exception), "unknown option: batchSize")
+        with self.assertRaises(OptionError) as caught:
+            TrainOptions(zeta=1, alpha=2)
+        self.assertEqual(str(caught.exception), "unknown options: alpha, zeta")
+
+    def test_a_value_of_the_wrong_type_is_refused(self):
+        with self.assertRaises(OptionError) as caught:
+            TrainOptions(iters="5")
+        self.assertEqual(str(caught.exception), "iters must be int, not '5'")
+        with self.assertRaises(OptionError) as caught:
+            TrainOptions(useBarrier="false")
+        self.assertEqual(str(caught.exception), "useBarrier must be bool, not 'false'")
+        with self.assertRaises(OptionError) as caught:  # a bool is an int in Python
+            TrainOptions(iters=True)
+        self.assertEqual(str(caught.exception), "iters must be int, not True")
+
+    def test_an_int_is_taken_for_a_float_option(self):
+        o = TrainOptions(validationPct=0, timeout=60, lr=1)
+        self.assertEqual((o.validationPct, o.timeout, o.lr), (0.0, 60.0, 1.0))
+        self.assertTrue(all(isinstance(v, float) for v in (o.validationPct, o.timeout, o.lr)))
+        self.assertEqual(opts.model_flags(o, "m.json", None)[-2:], ["--lr", "1.0"])
+
+    def test_mode_aliases(self):
+        for mode, meant in (("sync", "sync"), ("synchronous", "sync"), ("hogwild", "hogwild"),
+                            ("async", "hogwild"), ("asynchronous", "hogwild")):
+            self.assertEqual(TrainOptions(torchObj=SPEC, mode=mode).check(), meant, mode)
+
+    def test_check_refuses_what_no_job_can_run(self):
+        self.assertEqual(self.refusal(mode="parallel"),
+                         "mode must be sync (or synchronous) or hogwild, not 'parallel'")
+        self.assertEqual(self.refusal(torchObj=None),
+                         "torchObj (the model: a JSON spec or a TorchScript .pt) is required")
+        self.assertEqual(self.refusal(iters=0), "iters must be at least 1, not 0")
+        self.assertEqual(self.refusal(miniBatch=0),
+                         "miniBatch must be positive, or -1 for the whole partition")
+        self.assertEqual(self.refusal(miniBatch=-2),
+                         "miniBatch must be positive, or -1 for the whole partition")
+        self.assertEqual(self.refusal(validationPct=1.0),
+                         "validationPct must be in [0, 1), not 1")
+        self.assertEqual(self.refusal(useBarrier=False),
+                         "useBarrier=False: synchronous training needs every task running at "
+                         "once, which only a barrier stage guarantees; use mode=hogwild")
+        self.assertEqual(self.refusal(acquireLock=True),
+                         "acquireLock and pullEvery are hogwild options (mode=hogwild)")
+        self.assertEqual(self.refusal(pullEvery=2),
+                         "acquireLock and pullEvery are hogwild options (mode=hogwild)")
+        self.assertEqual(self.refusal(loss="hinge"),
+                         "loss must be one of cross_entropy, nll, mse, l1, smooth_l1, bce, "
+                         "bce_with_logits, not 'hinge'")
+        self.assertEqual(self.refusal(optimizer="lbfgs"),
+                         "optimizer must be one of sgd, adam, adamw, rmsprop, adagrad, "
+                         "not 'lbfgs'")
+        self.assertEqual(self.refusal(onBadRow="ignore"),
+                         "onBadRow must be fail or skip, not 'ignore'")
+        self.assertEqual(self.refusal(port=70000), "port must be in 0..65535, not 70000")
+
+    def test_what_sync_refuses_hogwild_takes(self):
+        o = TrainOptions(torchObj=SPEC, mode="async", useBarrier=False, acquireLock=True,
+                         pullEvery=3, miniBatch=-1, earlyStopPatience=-1)
+        self.assertEqual(o.check(), "hogwild")
+
+
+class FlagsTest(unittest.TestCase):
+    SYNC = dict(torchObj=SPEC, iters=3, miniBatch=-1, validationPct=0.25, earlyStopPatience=2,
+                loss="nll", optimizer="sgd", lr=0.05, seed=7, inputShape="784", timeout=1.0,
+                verbose=1)
+    HOGWILD = dict(torchObj=SPEC, mode="hogwild", iters=2, acquireLock=True, pullEvery=2,
+                   earlyStopPatience=1, partitionShuffles=2, timeout=1.0, port=0, verbose=-1)
+
+    def test_sync_flags(self):
+        o = TrainOptions(**self.SYNC)
+        self.assertEqual(opts.train_flags(o, "sync", 2),
+                         ["--epochs", "3", "--batch-size", "-1", "--partition-shuffles", "1",
+                          "--threads", "2", "--device", "cpu", "--timeout", "1.0",
+                          "--validation-pct", "0.25", "--early-stop-patience", "2"])
+        self.assertEqual(opts.model_flags(o, "model.json", "train_config.json"),
+                         ["--model", "model.json", "--seed", "7", "--train-config",
+                          "train_config.json", "--loss", "nll", "--optimizer", "sgd", "--lr",
+                          "0.05", "--input-shape", "784"])
+        self.assertEqual(opts.serve_flags(o, "sync", 3),
+                         ["serve", "--mode", "sync", "--world-size", "3", "--listen",
+                          "0.0.0.0:0", "--timeout", "1.0"])
+        self.assertEqual(opts.verbosity_flags(o.verbose), ["-v"])
+
+    def test_hogwild_flags(self):
+        o = TrainOptions(**self.HOGWILD)
+        # early stopping is the parameter server's; seed is the worker's shuffling and dropout
+        self.assertEqual(opts.train_flags(o, "hogwild", 1),
+                         ["--epochs", "2", "--batch-size", "64", "--partition-shuffles", "2",
+                          "--threads", "1", "--device", "cpu", "--timeout", "1.0",
+                          "--seed", "0"])
+        self.assertEqual(opts.serve_flags(o, "hogwild", 2),
+                         ["serve", "--mode", "hogwild", "--world-size", "2", "--listen",
+                          "0.0.0.0:0", "--timeout", "1.0", "--lock", "--pull-every", "2",
+                          "--early-stop-patience", "1"])
+        self.assertEqual(opts.model_flags(o, SPEC, None), ["--model", SPEC, "--seed", "0"])
+        self.assertEqual(opts.verbosity_flags(o.verbose), ["-q"])
+        self.assertEqual(opts.verbosity_flags(0), [])
+
+    def test_row_flags(self):
+        self.assertEqual(opts.row_flags(1), ["--format", "compact", "--on-bad-row", "fail"])
+        self.assertEqual(opts.row_flags(3, "skip"),
+                         ["--format", "compact", "--on-bad-row", "skip", "--label-col", "0:2"])
+        self.assertEqual(opts.row_flags(0), ["--format", "compact", "--on-bad-row", "fail",
+                                             "--no-label"])
+
+
+class BinaryTakesTheFlagsTest(unittest.TestCase):
+    """Each command line as job.run_training builds it, run by the real binary: serve must
+    listen, and a task must get as far as reaching its (closed) tracker or server, which
+    fails with the rendezvous status and not the usage one."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.rows = csv_rows("train2k.csv", 20)
+
+    def serve(self, args):
+        """Starts serve with `args` and SPARKTORCH_SECRET; returns (address, None) once it
+        listens, or (None, (status, stderr)) when it exits first. Kills it either way."""
+        with tempfile.TemporaryDirectory() as tmp:
+            port_file = os.path.join(tmp, "address")
+            env = dict(os.environ, SPARKTORCH_SECRET="options-test-secret")
+            with open(os.path.join(tmp, "stderr"), "w+") as err:
+                process = subprocess.Popen([SPARKTORCH] + args + ["--port-file", port_file],
+                                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                           stderr=err, env=env)
+                try:
+                    deadline = time.monotonic() + 30
+                    while time.monotonic() < deadline:
+                        if os.path.exists(port_file):
+                            with open(port_file) as f:
+                                address = f.read()
+                            if address.endswith("\n"):
+                                self.assertIsNone(process.poll())
+                                return address.strip(), None
+                        if process.poll() is not None:
+                            err.seek(0)
+                            return None, (process.returncode, err.read())
+                        time.sleep(0.05)
+                    self.fail("serve neither listened nor exited within 30 s")
+                finally:
+                    if process.poll() is None:
+                        process.kill()
+                    process.wait()
+
+    def test_serve_takes_the_hogwild_flags(self):
+        o = TrainOptions(**FlagsTest.HOGWILD)
+        args = (opts.verbosity_flags(o.verbose) + opts.serve_flags(o, "hogwild", 2)
+                + opts.model_flags(o, o.torchObj, None))
+        self.assertIn("--lock", args)
+        address, failed = self.serve(args)
+        self.assertIsNone(failed)
+        self.assertRegex(address, r"^[^:\s]+:\d+$")
+        # The check tells a usage error when there is one: hogwild serve takes no job id.
+        address, failed = self.serve(args + ["--job-id", "65537"])
+        self.assertIsNone(address)
+        self.assertEqual(failed[0], USAGE, failed[1])
+
+    def test_serve_takes_the_sync_flags(self):
+        o = TrainOptions(**FlagsTest.SYNC)
+        args = (opts.verbosity_flags(o.verbose) + opts.serve_flags(o, "sync", 2)
+                + ["--job-id", "65537"])  # as run_training adds
+        address, failed = self.serve(args)
+        self.assertIsNone(failed)
+        self.assertRegex(address, r"^[^:\s]+:\d+$")
+
+    def run_task(self, mode, given, address, files, model_args):
+        o = TrainOptions(**given)
+        self.assertEqual(o.check(), mode)
+        task = TrainTask(SPARKTORCH, opts.verbosity_flags(o.verbose), mode, address, 2,
+                         opts.train_flags(o, mode, 1) + model_args, files,
+                         {"SPARKTORCH_SECRET": "options-test-secret"}, 1, PIXELS,
+                         opts.row_flags(1, "skip"))
+        with self.assertRaises(SparktorchError) as caught:
+            list(task(0, iter(self.rows), log=io.StringIO()))
+        return caught.exception
+
+    def test_a_sync_task_takes_the_sync_flags(self):
+        with open(SPEC, "rb") as f:
+            files = {"model.json": f.read()}
+        o = TrainOptions(**FlagsTest.SYNC)
+        failed = self.run_task("sync", FlagsTest.SYNC, "127.0.0.1:1", files,
+                               opts.model_flags(o, "model.json", None))
+        self.assertEqual(failed.code, RENDEZVOUS, failed.stderr_tail)
+        self.assertEqual(failed.stderr_tail[-1], "sparktorch: error: cannot reach the tracker "
+                         "at 127.0.0.1:1: Connection refused")
+
+    def test_a_hogwild_task_takes_the_hogwild_flags(self):
+        failed = self.run_task("hogwild", FlagsTest.HOGWILD, "127.0.0.1:1", {}, [])
+        self.assertEqual(failed.code, RENDEZVOUS, failed.stderr_tail)
+        self.assertEqual(failed.stderr_tail[-1], "sparktorch: error: cannot reach the "
+                         "parameter server at 127.0.0.1:1: Connection refused")
+
+
+class CliTest(unittest.TestCase):
+    BASE = ["--source", "data.csv", "--output", "model.pt", "--torchObj", SPEC]
+
+    def parse(self, *argv):
+        return cli.train_parser().parse_args(self.BASE + list(argv))
+
+    def test_flags_take_sparktorchs_names_and_values(self):
+        o = cli.train_options(self.parse("--mode", "hogwild", "--useBarrier", "false",
+                                         "--acquireLock", "--inputCols", "a, b,", "--labelCol",
+                                         "", "--miniBatch", "-1", "--validationPct", "0.1"))
+        self.assertEqual((o.mode, o.useBarrier, o.acquireLock, o.inputCols, o.labelCol,
+                          o.miniBatch, o.validationPct),
+                         ("hogwild", False, True, ["a", "b"], None, -1, 0.1))
+        self.assertEqual((o.iters, o.inputCol, o.timeout),  # defaults
+                         (10, "features", opts.TRAIN_OPTIONS["timeout"][0]))
+
+    def test_a_bool_flag_takes_true_or_false(self):
+        for text, value in (("true", True), ("ON", True), ("0", False), ("no", False)):
+            self.assertIs(self.parse("--useVectorOut", text).useVectorOut, value)
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as caught:
+            self.parse("--useBarrier", "maybe")
+        self.assertEqual(caught.exception.code, 2)
+        self.assertIn("argument --useBarrier: expected true or false, not 'maybe'",
+                      err.getvalue())
+
+    def test_a_model_that_does_not_exist_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            missing = os.path.join(tmp, "model.json")
+            args = cli.train_parser().parse_args(["--source", "d.csv", "--output", "m.pt",
+                                                  "--torchObj", missing])
+            with self.assertRaises(OptionError) as caught:
+                cli.train_options(args)
+        self.assertEqual(str(caught.exception),
+                         "torchObj %s: no such file on the driver" % missing)
+
+    def test_train_options_checks_the_combination(self):
+        with self.assertRaises(OptionError) as caught:
+            cli.train_options(self.parse("--useBarrier", "false"))
+        self.assertTrue(str(caught.exception).startswith("useBarrier=False: synchronous"))
+
+    def test_predict_parser(self):
+        args = cli.predict_parser().parse_args(["--source", "t.parquet", "--model", "m.pt"])
+        self.assertEqual((args.inputCol, args.inputCols, args.useVectorOut, args.probabilities,
+                          args.miniBatch, args.onBadRow, args.device, args.predictionCol),
+                         ("features", None, False, False, 1024, "fail", "cpu", "predictions"))
+        args = cli.predict_parser().parse_args(["--source", "t", "--format", "table", "--model",
+                                                "m.pt", "--useVectorOut", "--inputCols", "x,y",
+                                                "--onBadRow", "skip", "--labelCol", "label"])
+        self.assertEqual((args.format, args.useVectorOut, args.inputCols, args.onBadRow,
+                          args.labelCol), ("table", True, ["x", "y"], "skip", "label"))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
