@@ -41,16 +41,35 @@ std::string EnvOr(const char* name, const std::string& fallback) {
   return value && *value ? value : fallback;
 }
 
-// libsparktorch_pmi.so: beside the binary (a build tree, the bundle), else in the installed
-// lib/sparktorch. Returns the first place it might be when it is in neither.
-std::string PmiLibraryPath() {
+// The directory of this executable, or "." when /proc/self/exe cannot be read.
+std::string ExecutableDir() {
   char exe[4096];
   ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-  std::string dir = n > 0 ? std::string(exe, n) : std::string(".");
-  dir = dir.substr(0, dir.rfind('/'));
+  if (n <= 0) return ".";
+  const std::string path(exe, n);
+  return path.substr(0, path.rfind('/'));
+}
+
+// libsparktorch_pmi.so: beside the binary (a build tree, the bundle), else in the installed
+// lib/sparktorch. Returns the first place it might be when it is in neither.
+std::string PmiLibraryPath(const std::string& dir) {
   const std::string beside = dir + "/libsparktorch_pmi.so";
   const std::string installed = dir + "/../lib/sparktorch/libsparktorch_pmi.so";
   return access(beside.c_str(), R_OK) != 0 && access(installed.c_str(), R_OK) == 0 ? installed : beside;
+}
+
+// In the bundle (examples/make_bundle.sh) Open MPI's plugins and help texts are in openmpi/
+// beside the binary and hwloc's plugins in lib/hwloc/, not where libmpi and libhwloc were built
+// to look: OPAL_PREFIX and HWLOC_PLUGINS_PATH point them there, and OPAL_SYSCONFDIR at the
+// Open MPI defaults the bundle carries (Debian's sysconfdir, /etc/openmpi, is outside the prefix:
+// OPAL_PREFIX alone would leave it on the executor's). When the user set OPAL_PREFIX, all three
+// stay as they are. Must run before MPI_Init.
+void UseBundledOpenMpi(const std::string& dir) {
+  const std::string prefix = dir + "/openmpi";
+  if (std::getenv("OPAL_PREFIX") != nullptr || access(prefix.c_str(), X_OK) != 0) return;
+  setenv("OPAL_PREFIX", prefix.c_str(), 1);
+  setenv("OPAL_SYSCONFDIR", (prefix + "/etc").c_str(), 0);
+  setenv("HWLOC_PLUGINS_PATH", (dir + "/lib/hwloc").c_str(), 0);
 }
 
 // Ends the process when the tracker ends the job under this rank. Runs on the watcher thread
@@ -127,7 +146,9 @@ void Run(TrainFlags& f) {
   w.job = EnvOr("SPARKTORCH_JOB_ID", "-");
   w.secret = EnvOr("SPARKTORCH_SECRET", "");
   w.timeout = f.timeout;
-  w.pmi_library = PmiLibraryPath();
+  const std::string exe_dir = ExecutableDir();
+  w.pmi_library = PmiLibraryPath(exe_dir);
+  UseBundledOpenMpi(exe_dir);
   w.on_abort = AbortRank;
   std::unique_ptr<World> world = World::Join(w);
   const int rank = world->comm().rank();

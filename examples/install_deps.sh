@@ -10,6 +10,7 @@ packages=(
   libcli11-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libspdlog-dev
   libbenchmark-dev libgtest-dev clang libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
+  patchelf  # the relocatable bundle (examples/make_bundle.sh)
   dataset-fashion-mnist python3 python3-torch python3-numpy
 )
 
