@@ -6,6 +6,7 @@
 
 #include "cli/commands.h"
 #include "cli/row_format_flags.h"
+#include "core/data/output_file.h"
 #include "core/device.h"
 #include "core/dist/tracker.h"
 #include "core/jobs/serve_job.h"
@@ -39,13 +40,8 @@ bool IsWildcard(const std::string& host) { return host.empty() || host == "0.0.0
 
 // Writes `text` to `path` whole or not at all (a reader polling for the file never sees half).
 void WriteWhole(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  bool ok = f && std::fputs(text.c_str(), f) >= 0;
-  if (f) ok = std::fclose(f) == 0 && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    throw Error("--port-file " + path + ": cannot write this file");
-  }
+  const std::string why = WriteOutputFile(path, text);
+  if (!why.empty()) throw Error("--port-file " + path + ": cannot write this file: " + why);
 }
 
 // Where to listen: --listen, except that without a secret only loopback is allowed (a wildcard

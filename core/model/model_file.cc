@@ -8,6 +8,7 @@
 
 #include <torch/script.h>
 
+#include "core/data/output_file.h"
 #include "formats/error.h"
 
 namespace sparktorch {
@@ -64,17 +65,8 @@ std::string SerializeModel(const torch::jit::Module& module, const Manifest& man
 
 void WriteModelFile(const std::string& path, const torch::jit::Module& module,
                     const Manifest& manifest) {
-  std::string bytes = SerializeModel(module, manifest);
-  std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error(path + ": cannot write the model: " + std::strerror(errno));
-  bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  ok = (std::fclose(f) == 0) && ok;
-  if (!ok || std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    std::remove(tmp.c_str());
-    throw Error(path + ": cannot write the model: " + why);
-  }
+  const std::string why = WriteOutputFile(path, SerializeModel(module, manifest));
+  if (!why.empty()) throw Error(path + ": cannot write the model: " + why);
 }
 
 nlohmann::json ReadJsonFile(const std::string& path) {

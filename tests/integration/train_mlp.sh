@@ -28,3 +28,16 @@ assert_lines 2000 predictions.txt "prediction lines"
 assert_eq 0 "$(grep -cvE '^[0-9]$' predictions.txt || true)" "lines that are not a class 0-9"
 assert_cmp "$(accuracy predictions.txt "$DATA/test2k.labels")" ">=" 0.80 \
   "test accuracy (measured 0.835)"
+
+check "--output to a FIFO writes through it and leaves it a FIFO (a rename would replace it)"
+rm -f model.fifo
+mkfifo model.fifo
+cat model.fifo >from_fifo.pt &
+reader=$!
+run_ok fifo_records.txt "$SPARKTORCH" -q train --model mlp.pt --epochs 1 --output model.fifo \
+  --input "$DATA/train2k.csv"
+wait_for "$reader"
+[[ -p model.fifo ]] || fail "model.fifo is no longer a FIFO: $(ls -l model.fifo)"
+run_ok fifo_inspect.txt "$SPARKTORCH" inspect from_fifo.pt
+grep -q "trainable parameters: 269322" fifo_inspect.txt ||
+  fail "the model read from the FIFO: $(head -3 fifo_inspect.txt)"
