@@ -21,9 +21,17 @@ bool FileExists(const std::string& path) {
 }
 
 // Sets what Open MPI's flux component needs to bootstrap through libsparktorch_pmi.so.
+// Open MPI reads FLUX_JOB_ID as a 16-bit job family over a 16-bit local job, and its ranks only
+// agree on their names when the local job is 1 (as mpirun and `serve` make them); any other job
+// id (`serve --job-id 1498728580`) is mapped onto that form, the same on every rank.
+uint32_t OpenMpiJobId(uint32_t job_id) {
+  if ((job_id & 0xffff) == 1 && (job_id >> 16) >= 1 && (job_id >> 16) <= 0x7ffe) return job_id;
+  return ((job_id % 0x7ffe + 1) << 16) | 1;
+}
+
 void PrepareMpiEnvironment(const WorldOptions& options, uint32_t job_id) {
   const std::string job = std::to_string(job_id);
-  setenv("FLUX_JOB_ID", job.c_str(), 1);
+  setenv("FLUX_JOB_ID", std::to_string(OpenMpiJobId(job_id)).c_str(), 1);
   setenv("FLUX_PMI_LIBRARY_PATH", options.pmi_library.c_str(), 1);
   setenv("SPARKTORCH_TRACKER", options.tracker->ToString().c_str(), 1);
   setenv("SPARKTORCH_RANK", std::to_string(options.rank).c_str(), 1);

@@ -9,10 +9,11 @@ require_data train2k.csv
 write_mlp_spec spec.json
 COMMON=(--model spec.json --epochs 2 --batch-size 32 --seed 5)
 
-# tracker_run N: ranks 0..N-1 on part0.csv... through a tracker; all must exit 0.
+# tracker_run N [serve flags]: ranks 0..N-1 on part0.csv... through a tracker; all must exit 0.
 tracker_run() {
   local n=$1 r
-  start_tracker "$n"
+  shift
+  start_tracker "$n" "$@"
   for ((r = 0; r < n; r++)); do start_rank "$r" "$n" "part$r.csv" "${COMMON[@]}"; done
   for ((r = 0; r < n; r++)); do
     wait_for "${RANK_PID[r]}"
@@ -56,3 +57,10 @@ assert_eq 32 "$(summary_field out.2 steps)" "steps of the empty rank (those of t
 assert_eq 0 "$(summary_field out.2 partition_rows)" "rows of the empty rank"
 grep -q "no rows in this partition; it takes part in every step with none" err.2 ||
   fail "the empty rank did not say it has no rows: $(cat err.2)"
+
+# Open MPI takes a job id as a 16-bit family over a 16-bit local job and its ranks only agree
+# on their names when the local job is 1; any other --job-id is mapped onto that form.
+check "serve --job-id 1498728580 (local job bits not 1): the ranks, given that id, train together"
+split_rows "$DATA/train2k.csv" 200 200
+SPARKTORCH_JOB_ID=1498728580 tracker_run 2 --job-id 1498728580
+grep -q "job 1498728580" tracker.err || fail "the tracker did not name job 1498728580: $(cat tracker.err)"
