@@ -53,22 +53,32 @@ class Stage:
     def __call__(self, task):
         self.attempts += 1
         attempt = self.attempts - 1
-        n = len(self.partitions)
-        results, errors = [None] * n, []
 
         def run(rank):
             log = io.StringIO()
             self.logs.append(log)
-            try:
-                results[rank] = list(task(rank, self.rows(rank, attempt), attempt, log=log))
-            except BaseException as e:  # pylint: disable=broad-except
-                errors.append(e)
+            return list(task(rank, self.rows(rank, attempt), attempt, log=log))
 
-        threads = [threading.Thread(target=run, args=(r,)) for r in range(n)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(600)
-        if errors:
-            raise errors[0]
+        results = run_at_once([lambda r=r: run(r) for r in range(len(self.partitions))])
         return [pair for result in results for pair in result]
+
+
+def run_at_once(calls):
+    """Runs every callable in `calls` at once, each in a thread as a stage's tasks run; returns
+    their results in order, or raises the first error once all have ended."""
+    results, errors = [None] * len(calls), []
+
+    def run(i):
+        try:
+            results[i] = calls[i]()
+        except BaseException as e:  # pylint: disable=broad-except
+            errors.append(e)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(600)
+    if errors:
+        raise errors[0]
+    return results

@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 import unittest
 import zlib
@@ -19,6 +18,7 @@ import zlib
 REPO = os.environ["REPO"]
 sys.path.insert(0, os.path.join(REPO, "spark-scripts"))
 
+from stage import run_at_once  # noqa: E402
 from sparktorch_spark.records import read_records, write_model  # noqa: E402
 from sparktorch_spark.runner import SparktorchError, pipe_partition  # noqa: E402
 
@@ -35,23 +35,8 @@ def rows(name, count):
 def run_partitions(commands, partitions, env=None):
     """Runs pipe_partition for every (command, rows) pair at once, each in a thread as Spark's
     tasks run; returns each one's output lines, or raises the first error."""
-    results, errors = [None] * len(commands), []
-
-    def task(i):
-        try:
-            results[i] = list(pipe_partition(partitions[i], commands[i], env=env,
-                                             log=io.StringIO()))
-        except BaseException as e:  # pylint: disable=broad-except
-            errors.append(e)
-
-    threads = [threading.Thread(target=task, args=(i,)) for i in range(len(commands))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(300)
-    if errors:
-        raise errors[0]
-    return results
+    return run_at_once([lambda c=c, p=p: list(pipe_partition(p, c, env=env, log=io.StringIO()))
+                        for c, p in zip(commands, partitions)])
 
 
 class Server:
