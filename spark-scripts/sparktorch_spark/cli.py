@@ -145,7 +145,7 @@ def train_main(argv=None):
                                    first.get("train_loss"), first.get("train_accuracy"),
                                    args.output))
     if args.predictions:
-        predicted = layer.predict(df, result.model, options.inputCol, options.inputCols,
+        predicted = layer.predict(df, result.model, options.inputCol, result.features,
                                   options.predictionCol, options.useVectorOut,
                                   binary=options.binary, threads=options.threads,
                                   device=options.device, verbose=options.verbose,

@@ -70,8 +70,10 @@ class SparkTorch(Estimator, DefaultParamsReadable, DefaultParamsWritable):
     def _fit(self, dataset):
         options = TrainOptions(**_values(self, TRAIN_OPTIONS))
         result = layer.train(dataset, options)
-        model = SparkTorchModel(result.model, **{name: getattr(options, name)
-                                                 for name in MODEL_PARAMS})
+        params = {name: getattr(options, name) for name in MODEL_PARAMS}
+        if result.features != [options.inputCol]:  # assembled: transform takes the same columns
+            params["inputCols"] = result.features
+        model = SparkTorchModel(result.model, **params)
         model.summaries = result.summaries
         model.jobId = result.job_id
         return model

@@ -179,18 +179,23 @@ def check_binaries(sc, binary, n):
 
 def driver_binary(options):
     """The binary that runs serve on the driver: driverBinary, else the executors' binary when
-    it is here too, else SPARKTORCH from the environment, else sparktorch on PATH."""
-    for candidate in (options.driverBinary, options.binary, None):
+    it is here too, else SPARKTORCH from the environment, else the bundle unpacked here or
+    sparktorch on PATH. Raises BinaryMissing."""
+    if options.driverBinary:
+        return find_binary(options.driverBinary)
+    if options.binary:
         try:
-            return find_binary(candidate)
+            return find_binary(options.binary)
         except BinaryMissing:
-            if candidate is options.driverBinary and candidate:
-                raise
+            pass
     from_env = os.environ.get("SPARKTORCH")
     if from_env and os.access(from_env, os.X_OK):
-        return from_env
-    raise BinaryMissing("no sparktorch binary on the driver (%s): give driverBinary=, set "
-                        "SPARKTORCH, or put sparktorch on PATH" % socket.gethostname())
+        return os.path.abspath(from_env)
+    try:
+        return find_binary(None)
+    except BinaryMissing as e:
+        raise BinaryMissing("no sparktorch binary on the driver: give driverBinary=, or set "
+                            "SPARKTORCH (%s)" % e) from None
 
 
 def driver_host(sc):
@@ -199,7 +204,8 @@ def driver_host(sc):
 
 
 def train(df, options, check_binary_first=True, log=None):
-    """Trains `options.torchObj` on `df` (TrainOptions); returns a job.TrainResult. Raises
+    """Trains `options.torchObj` on `df` (TrainOptions); returns a job.TrainResult, whose
+    `features` are the feature columns it used. Raises
     OptionError, BinaryMissing or serve.ServeError before any training starts, and
     job.JobFailed when the job fails."""
     log = sys.stderr if log is None else log
@@ -229,8 +235,10 @@ def train(df, options, check_binary_first=True, log=None):
         stage = rdd.barrier().mapPartitions(run) if barrier else rdd.mapPartitions(run)
         return stage.collect()
 
-    return run_training(options, mode, n, run_stage, here, host=driver_host(sc),
-                        label_width=width, feature_names=features, log=log)
+    result = run_training(options, mode, n, run_stage, here, host=driver_host(sc),
+                          label_width=width, feature_names=features, log=log)
+    result.features = features  # what transform must give the model, in this order
+    return result
 
 
 def predict(df, model, input_col="features", input_cols=None, prediction_col="predictions",
