@@ -27,7 +27,9 @@ SOURCE_FORMATS = ("csv", "parquet", "libsvm", "json", "orc", "table")
 
 
 def _session(df):
-    return df.sql_ctx.sparkSession if hasattr(df, "sql_ctx") else df.sparkSession
+    """The DataFrame's SparkSession: `df.sparkSession` from Spark 3.3, `df.sql_ctx`'s before."""
+    session = getattr(df, "sparkSession", None)
+    return session if session is not None else df.sql_ctx.sparkSession
 
 
 def ship_package(sc):
