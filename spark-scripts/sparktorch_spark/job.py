@@ -39,10 +39,9 @@ class TrainResult:
 
 
 def new_job_id():
-    """A random job id as Open MPI makes them, a 16-bit job family over local job 1 (as
-    `serve` makes its own): ranks given other low bits end up with different names and fail
-    to connect."""
-    return ((1 + secrets.randbelow(0x7ffe)) << 16) | 1
+    """A random job id, 1..2147483647, as `serve --job-id` takes it (serve maps it onto Open
+    MPI's form itself)."""
+    return 1 + secrets.randbelow(2**31 - 1)
 
 
 def model_files(options):
@@ -121,7 +120,9 @@ def run_training(options, mode, world_size, run_stage, driver_binary, host=None,
                     log.write("sparktorch: job %d failed and runs again with a new job id: %s\n"
                               % (job_id, why))
                     continue
-                raise JobFailed("sparktorch job %d failed (attempt %d of %d): %s"
+                raise JobFailed("sparktorch job %d failed (attempt %d of %d): %s (rank R is the "
+                                "stage's partition R, stdin:N its Nth row; each task's log "
+                                "has its rank's messages)"
                                 % (job_id, attempt, options.retries + 1, why)) from e
             serve.finish(60)
             model, summaries = _assemble(mode, lines, serve)

@@ -7,6 +7,7 @@ binary's stderr to the task's stderr (the executor log). A non-zero exit raises
 SparktorchError with the binary's last error lines, which Spark shows as the task's failure.
 """
 import collections
+import os
 import subprocess
 import sys
 import threading
@@ -14,23 +15,28 @@ import threading
 
 class SparktorchError(RuntimeError):
     """The binary exited with a non-zero status. `code` is that status (see `man sparktorch`,
-    EXIT STATUS), `stderr_tail` its last lines on stderr."""
+    EXIT STATUS), `stderr_tail` its last lines on stderr. `what` says what ran, for the
+    message (default: the binary's name and subcommand)."""
 
-    def __init__(self, command, code, stderr_tail):
+    def __init__(self, command, code, stderr_tail, what=None):
         self.command = list(command)
         self.code = code
         self.stderr_tail = list(stderr_tail)
+        if what is None:  # "sparktorch train" out of [.../sparktorch, -q, train, ...]
+            subcommand = [a for a in self.command[1:3] if not a.startswith("-")][:1]
+            what = " ".join([os.path.basename(self.command[0])] + subcommand)
         last = "\n".join(self.stderr_tail) or "(nothing on stderr)"
         how = "was killed by signal %d" % -code if code < 0 else "exited with status %d" % code
-        super().__init__("%s %s:\n%s" % (" ".join(self.command[:2]), how, last))
+        super().__init__("%s %s:\n%s" % (what, how, last))
 
 
-def pipe_partition(rows, command, env=None, log=None, tail_lines=20):
+def pipe_partition(rows, command, env=None, log=None, tail_lines=20, what=None):
     """Runs `command` (a list: the binary and its arguments) with `rows` on its stdin, one line
     each (str, without the newline), and yields its stdout lines without their newlines.
 
     Its stderr goes to `log` (default: sys.stderr) as it comes, and its last `tail_lines` lines
-    are kept for the error. Raises SparktorchError when it exits with a non-zero status, and
+    are kept for the error. Raises SparktorchError (saying `what` ran) when it exits with a
+    non-zero status, and
     re-raises an exception of the rows iterator itself. Stopping the iteration early ends the
     process."""
     log = sys.stderr if log is None else log
@@ -82,4 +88,4 @@ def pipe_partition(rows, command, env=None, log=None, tail_lines=20):
     if failure:
         raise failure[0]
     if code != 0:
-        raise SparktorchError(command, code, tail)
+        raise SparktorchError(command, code, tail, what)

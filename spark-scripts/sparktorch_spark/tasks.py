@@ -73,6 +73,13 @@ def check_binary(configured=None):
     return host, None
 
 
+def _columns(names):
+    """Column names for a message, the middle of a long list elided."""
+    names = list(names)
+    shown = names if len(names) <= 6 else names[:3] + ["..."] + names[-2:]
+    return "%s (%d)" % (", ".join(shown), len(names)) if len(names) > 1 else ", ".join(names)
+
+
 def _write_files(files):
     """Writes {name: bytes} into a new temporary directory; returns the directory."""
     directory = tempfile.mkdtemp(prefix="sparktorch-task-")
@@ -125,7 +132,12 @@ class TrainTask:
             encoder = RowEncoder(self.label_width, self.feature_names)
             env = dict(os.environ, **self.env)
             lines = (encoder.encode(row) for row in rows)
-            for line in pipe_partition(lines, self.command(rank, directory), env=env, log=log):
+            what = ("sparktorch train, rank %d of %d (its stdin: this partition's rows, line N "
+                    "the Nth; %sfeatures from %s)"
+                    % (rank, self.world_size, "the label first, then " if self.label_width else
+                       "no label, ", _columns(self.feature_names)))
+            for line in pipe_partition(lines, self.command(rank, directory), env=env, log=log,
+                                       what=what):
                 yield rank, line
         finally:
             shutil.rmtree(directory, ignore_errors=True)
@@ -180,7 +192,7 @@ class PredictTask:
         return args
 
     def value(self, text):
-        outputs = parse_prediction(text, True)
+        outputs = parse_prediction(text)
         if self.vector_out:
             return outputs
         return outputs[0] if len(outputs) == 1 else float(outputs.index(max(outputs)))
@@ -196,7 +208,9 @@ class PredictTask:
 
         # predict writes one line per row, in order: "ID<TAB>VALUE", or an empty line for a
         # row it skipped (on_bad_row="skip").
-        for line in pipe_partition(lines(), self.command(), log=log):
+        what = ("sparktorch predict (its stdin: this partition's rows, line N the Nth; features "
+                "from %s)" % _columns(self.feature_names))
+        for line in pipe_partition(lines(), self.command(), log=log, what=what):
             n, row = pending.popleft()
             if not line:
                 yield tuple(row) + (None,)

@@ -91,6 +91,8 @@ class TrainJobTest(unittest.TestCase):
         self.assertEqual(stage.attempts, 1)
         self.assertRegex(str(caught.exception), r"^sparktorch job \d+ failed \(attempt 1 of 2\): "
                          r"sparktorch: error: rank 1 failed: stdin:6: label 42 is not a class index 0..9")
+        self.assertIn("(rank R is the stage's partition R, stdin:N its Nth row; each task's log "
+                      "has its rank's messages)", str(caught.exception))
 
     def test_a_port_in_use_is_reported_before_any_task_starts(self):
         taken = socket.socket()

@@ -143,6 +143,10 @@ class PredictTaskTest(unittest.TestCase):
         self.assertEqual(caught.exception.code, 3)
         self.assertRegex(caught.exception.stderr_tail[-1], r"^sparktorch: error: stdin:8:\d+: "
                          r"expected a finite number, got nan in column 99$")
+        # the message says what stdin was: the partition's rows, from which columns
+        self.assertTrue(str(caught.exception).startswith(
+            "sparktorch predict (its stdin: this partition's rows, line N the Nth; features "
+            "from p0, p1, p2, ..., p782, p783 (784)) exited with status 3:\n"), caught.exception)
 
     def test_a_null_cell_fails_the_partition_naming_its_column(self):
         rows = list(self.rows[:20])
