@@ -101,9 +101,6 @@ class RowEncoder:
         return line if row_id is None else "%s\t%s" % (row_id, line)
 
 
-def parse_prediction(text, as_vector):
-    """A prediction record's value: a list of floats when `as_vector` or when it has several,
-    else a float."""
-    if "," in text or as_vector:
-        return [float(v) for v in text.split(",")]
-    return float(text)
+def parse_prediction(text):
+    """A prediction record's value (`--prediction vector` or `probabilities`) as floats."""
+    return [float(v) for v in text.split(",")]

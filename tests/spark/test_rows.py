@@ -78,11 +78,13 @@ class PackTest(unittest.TestCase):
         self.assertEqual(pack([1.0, -2.0]), "AACAPwAAAMA=")  # 0000803f 000000c0
         self.assertEqual(pack([]), "")
 
-    def test_a_prediction_is_a_float_or_a_list_of_floats(self):
-        self.assertEqual(parse_prediction("3", False), 3.0)
-        self.assertIsInstance(parse_prediction("3", False), float)
-        self.assertEqual(parse_prediction("3", True), [3.0])
-        self.assertEqual(parse_prediction("0.25,-1.5,2e-3", False), [0.25, -1.5, 0.002])
+    def test_a_prediction_is_a_list_of_floats(self):
+        # PredictTask asks for --prediction vector and makes the class or value of it itself
+        # (test_predict.py); the float-or-list form had no other user and went.
+        self.assertEqual(parse_prediction("3"), [3.0])
+        self.assertEqual(parse_prediction("0.25,-1.5,2e-3"), [0.25, -1.5, 0.002])
+        with self.assertRaises(ValueError):
+            parse_prediction("0.25,oops")
 
 
 class RowEncoderTest(unittest.TestCase):
