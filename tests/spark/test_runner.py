@@ -11,7 +11,6 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 import unittest
 import zlib
 
@@ -21,6 +20,7 @@ sys.path.insert(0, os.path.join(REPO, "spark-scripts"))
 from stage import run_at_once  # noqa: E402
 from sparktorch_spark.records import read_records, write_model  # noqa: E402
 from sparktorch_spark.runner import SparktorchError, pipe_partition  # noqa: E402
+from sparktorch_spark.serve import Serve  # noqa: E402
 
 SPARKTORCH = os.environ["SPARKTORCH"]
 DATA = os.environ["DATA"]
@@ -39,28 +39,9 @@ def run_partitions(commands, partitions, env=None):
                         for c, p in zip(commands, partitions)])
 
 
-class Server:
-    """`sparktorch serve` in the background, with its address from --port-file."""
-
-    def __init__(self, args, env=None):
-        self.dir = tempfile.mkdtemp()
-        port_file = os.path.join(self.dir, "port")
-        self.process = subprocess.Popen([SPARKTORCH, "-q", "serve", "--port-file", port_file] + args,
-                                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-        for _ in range(600):
-            if os.path.exists(port_file):
-                break
-            if self.process.poll() is not None:
-                raise AssertionError("serve exited: " + self.process.stderr.read().decode())
-            time.sleep(0.1)
-        with open(port_file) as f:
-            self.address = f.read().strip()
-
-    def finish(self):
-        out, err = self.process.communicate(timeout=300)
-        if self.process.returncode != 0:
-            raise AssertionError("serve exited %d: %s" % (self.process.returncode, err.decode()))
-        return out.decode().splitlines()
+def serve(args, env=None):
+    """`sparktorch serve ARGS` in the background (sparktorch_spark.serve.Serve)."""
+    return Serve(SPARKTORCH, ["-q"], ["serve"] + args, env, log=io.StringIO())
 
 
 class PipePartitionTest(unittest.TestCase):
@@ -113,13 +94,14 @@ class PipePartitionTest(unittest.TestCase):
     def test_sync_partitions_at_once_through_the_tracker_agree(self):
         env = dict(os.environ, SPARKTORCH_SECRET="runner-test-secret")
         n = 3
-        server = Server(["--world-size", str(n), "--listen", "127.0.0.1:0"], env=env)
+        server = serve(["--world-size", str(n), "--listen", "127.0.0.1:0"], env=env)
         parts = [rows("train12k.csv", 3000)[i::n] for i in range(n)]
         commands = [[SPARKTORCH, "train", "--model", SPEC, "--epochs", "1", "--tracker",
                      server.address, "--rank", str(i), "--world-size", str(n), "--predict"]
                     for i in range(n)]
         outputs = run_partitions(commands, parts, env=env)
-        server.finish()
+        server.finish(300)
+        server.close()
         results = [read_records(out) for out in outputs]
         self.assertIsNotNone(results[0].model)  # rank 0's partition carries the model
         self.assertTrue(all(r.model is None for r in results[1:]))
@@ -130,13 +112,14 @@ class PipePartitionTest(unittest.TestCase):
 
     def test_hogwild_partitions_at_once_through_the_parameter_server(self):
         n = 2
-        server = Server(["--mode", "hogwild", "-n", str(n), "--model", SPEC])
+        server = serve(["--mode", "hogwild", "-n", str(n), "--model", SPEC])
         parts = [rows("train12k.csv", 4000)[i::n] for i in range(n)]
         commands = [[SPARKTORCH, "train", "--mode", "hogwild", "--server", server.address,
                      "--rank", str(i), "--world-size", str(n), "--epochs", "1", "--predict"]
                     for i in range(n)]
         outputs = run_partitions(commands, parts)
-        served = read_records(server.finish())  # the model comes from the server's stdout
+        served = read_records(server.finish(300))  # the model comes from the server's stdout
+        server.close()
         self.assertIsNotNone(served.model)
         self.assertEqual(sorted(served.summaries[0]["workers_finished"]), [0, 1])
         for part, out in zip(parts, outputs):
