@@ -1,8 +1,14 @@
 # shellcheck shell=bash
-# shellcheck disable=SC2154  # sparktorch, threads and example come from the sourcing script
-# Sourced by the offline training examples (train_mpi.sh, train_hogwild.sh), from the repository
-# root, after they set `sparktorch` (the binary), `threads` (an array of --threads flags) and
-# `example` (their name, for messages).
+# shellcheck disable=SC2154  # sparktorch and example come from the sourcing script
+# Sourced by the examples that train (train_mpi.sh, train_hogwild.sh, torchscript_model.sh,
+# spark_fashion_mnist.sh), from the repository root, after they set `sparktorch` (the binary)
+# and `example` (their name, for messages). Sets `threads` (--threads THREADS, when THREADS is
+# set) and `python` (PYTHON, default python3, for the data script).
+
+threads=()
+[[ -n ${THREADS:-} ]] && threads=(--threads "$THREADS")
+# shellcheck disable=SC2034  # read by fashion_mnist_csv.sh
+python=${PYTHON:-python3}
 
 step() { echo "== $*" >&2; }
 die() {

@@ -19,8 +19,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 example=spark_fashion_mnist
 sparktorch=${BUILD_DIR:-build}/sparktorch
-threads=()
-python=${PYTHON:-python3}
 source examples/common.sh
 
 submit=${SPARK_SUBMIT:-spark-submit}

@@ -22,9 +22,6 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build_dir=${BUILD_DIR:-build}
 sparktorch=$build_dir/sparktorch
 epochs=${EPOCHS:-2}
-threads=()
-[[ -n ${THREADS:-} ]] && threads=(--threads "$THREADS")
-python=${PYTHON:-python3}
 torch_python=${TORCH_PYTHON:-/usr/bin/python3}
 train_csv=out/fashion_train.csv
 test_csv=out/fashion_test.csv
