@@ -18,6 +18,7 @@ import tempfile
 import time
 import zipfile
 
+from . import jvm
 from . import options as opts
 from .job import run_training
 from .options import OptionError
@@ -236,6 +237,9 @@ def train(df, options, check_binary_first=True, log=None):
 
         stage = rdd.barrier().mapPartitions(run) if barrier else rdd.mapPartitions(run)
         return stage.collect()
+
+    if barrier:
+        jvm.end_barrier_timers_at_exit(sc)
 
     result = run_training(options, mode, n, run_stage, here, host=driver_host(sc),
                           label_width=width, feature_names=features, log=log)
