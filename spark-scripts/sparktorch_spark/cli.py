@@ -43,8 +43,6 @@ def train_parser():
     p.add_argument("--predictions", help="also write the training rows with their predictions "
                    "(Parquet, or CSV when the path ends in .csv)")
     p.add_argument("--summary", help="write the tasks' summary records here (JSON lines)")
-    p.add_argument("--noBinaryCheck", action="store_true",
-                   help="skip the pre-flight task that runs the binary on the executors")
     for name, (default, kind, what) in TRAIN_OPTIONS.items():
         help_text = "%s (default: %s)" % (what, default)
         if kind is bool:
@@ -133,23 +131,25 @@ def train_main(argv=None):
     from . import spark as layer  # pylint: disable=import-outside-toplevel
     session = _session("sparktorch train")
     df = layer.read_source(session, args.source, args.format, num_features=args.numFeatures)
-    result = layer.train(df, options, check_binary_first=not args.noBinaryCheck)
+    result = layer.train(df, options)
     layer.copy_out(result.model, args.output, session.sparkContext)
     if args.summary:
         with open(args.summary, "w") as f:
             for s in result.summaries:
                 f.write(json.dumps(s, sort_keys=True) + "\n")
-    first = result.summaries[0] if result.summaries else {}
-    print("sparktorch: job %d trained %s rows in %d attempt(s): train loss %s, accuracy %s; "
-          "model written to %s" % (result.job_id, first.get("rows"), result.attempts,
-                                   first.get("train_loss"), first.get("train_accuracy"),
+    final = result.final
+    print("sparktorch: job %d trained %d rows in %d attempt(s): train loss %s, accuracy %s; "
+          "model written to %s" % (result.job_id, result.rows, result.attempts,
+                                   final.get("train_loss"), final.get("train_accuracy"),
                                    args.output))
+    sys.stdout.flush()
     if args.predictions:
-        predicted = layer.predict(df, result.model, options.inputCol, result.features,
-                                  options.predictionCol, options.useVectorOut,
-                                  binary=options.binary, threads=options.threads,
-                                  device=options.device, verbose=options.verbose,
-                                  exclude=(options.labelCol,))
+        predicted = layer.predict(df, result.model, input_col=options.inputCol,
+                                  input_cols=result.features,
+                                  prediction_col=options.predictionCol,
+                                  vector_out=options.useVectorOut, binary=options.binary,
+                                  threads=options.threads, device=options.device,
+                                  verbose=options.verbose, exclude=(options.labelCol,))
         write_frame(predicted, args.predictions)
     session.stop()
 
@@ -167,10 +167,12 @@ def predict_main(argv=None):
     df = layer.read_source(session, args.source, args.format, num_features=args.numFeatures)
     if args.partitions:
         df = df.repartition(args.partitions)
-    predicted = layer.predict(df, model, args.inputCol, args.inputCols, args.predictionCol,
-                              args.useVectorOut, args.probabilities, args.binary, args.threads,
-                              args.device, args.miniBatch, args.verbose, args.onBadRow,
-                              exclude=(args.labelCol,))
+    predicted = layer.predict(df, model, input_col=args.inputCol, input_cols=args.inputCols,
+                              prediction_col=args.predictionCol, vector_out=args.useVectorOut,
+                              probabilities=args.probabilities, binary=args.binary,
+                              threads=args.threads, device=args.device,
+                              batch_size=args.miniBatch, verbose=args.verbose,
+                              on_bad_row=args.onBadRow, exclude=(args.labelCol,))
     if args.output and args.labelCol:
         predicted = predicted.cache()  # written and counted: predicted once
     if args.output:

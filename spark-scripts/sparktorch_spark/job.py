@@ -1,26 +1,28 @@
 """One training job, driver side: its attempts, each with its own serve, secret and job id.
 
 `run_training` starts `sparktorch serve` (the tracker, or the parameter server with the model),
-hands `run_stage` the TrainTask every partition runs, and assembles the outcome: the verified
-model (from rank 0's records, or from the parameter server), the summaries, the job id. It knows
-no Spark: `run_stage(task)` is the Spark layer's barrier stage, or in the tests, threads.
+hands `run_stage` the command every task runs and its environment, and assembles the outcome:
+the verified model (from rank 0's records, or from the parameter server), the summaries, the
+job id. It knows no Spark: `run_stage(command, env)` is the Spark layer's barrier stage, or in
+the tests, processes in threads.
 
 Spark cannot retry a barrier result stage, and a job whose rank was lost cannot take a new rank
-in: a lost task (serve exits 75), tasks that never all started (69) or a stage that Spark failed
-while serve still waited make a new attempt, with a new secret, a new job id and a new serve,
-up to `options.retries` times. A task that failed on
-its own (a bad row: serve exits 76) fails the job at once: running it again would fail again.
+in: a lost task (serve exits PEER_LOST), tasks that never all started (RENDEZVOUS) or a stage
+that Spark failed while serve still waited make a new attempt, with a new secret, a new job id
+and a new serve, up to `options.retries` times. A task that failed on its own (a bad row: serve
+exits PEER_FAILED; a task that exited with bad flags, a bad row or no binary before it reached
+serve) fails the job at once: running it again would fail again.
 """
 import os
+import re
 import secrets
 import sys
 
+from . import exit_codes
 from . import options as opts
 from .records import read_records
 from .serve import Serve, last_error
-from .tasks import TrainTask
-
-RETRYABLE = (69, 75)  # serve's status when ranks never arrived, or one was lost
+from .tasks import ARCHIVE_HINT, BinaryMissing, train_command
 
 
 class JobFailed(RuntimeError):
@@ -37,6 +39,18 @@ class TrainResult:
         self.job_id = job_id
         self.attempts = attempts
 
+    @property
+    def rows(self):
+        """The rows the job trained on: every task's partition together."""
+        return sum(s.get("partition_rows", 0) for s in self.summaries)
+
+    @property
+    def final(self):
+        """The summary whose metrics are the job's: the parameter server's in hogwild mode
+        (the last), rank 0's in sync mode."""
+        served = [s for s in self.summaries if "workers_finished" in s]
+        return served[-1] if served else (self.summaries[0] if self.summaries else {})
+
 
 def new_job_id():
     """A random job id, 1..2147483647, as `serve --job-id` takes it (serve maps it onto Open
@@ -45,29 +59,40 @@ def new_job_id():
 
 
 def model_files(options):
-    """The model (and its train config) for the tasks: ({name: bytes}, the model's name, the
-    config's name or None, the config's path on the driver or None)."""
-    with open(options.torchObj, "rb") as f:
-        files = {"model" + os.path.splitext(options.torchObj)[1]: f.read()}
-    names = list(files)
+    """The model and its train config on the driver: (path, path or None). The config is
+    trainConfig, else MODEL.json beside a MODEL.pt."""
     config = options.trainConfig
     if config is None and options.torchObj.endswith(".pt"):
         beside = options.torchObj[:-3] + ".json"
         config = beside if os.path.exists(beside) else None
-    if config:
-        with open(config, "rb") as f:
-            files["train_config.json"] = f.read()
-        names.append("train_config.json")
-    return files, names[0], names[1] if len(names) > 1 else None, config
+    return options.torchObj, config
+
+
+_STATUS = re.compile(r"(?:Subprocess exited|exited) with status (\d+)")
+_HOST = re.compile(r"TID \d+\)?,? \(?([^,\s()]+),? executor")
+
+
+def task_status(error):
+    """The exit status of the task process whose failure `error` reports (a SparktorchError
+    carries it; Spark's message says `Subprocess exited with status N`), or None."""
+    code = getattr(error, "code", None)
+    if isinstance(code, int):
+        return code
+    found = _STATUS.search(str(error))
+    return int(found.group(1)) if found else None
+
+
+def _where(error):
+    found = _HOST.search(str(error))
+    return found.group(1) if found else "an executor"
 
 
 def _assemble(mode, lines, serve):
     """The model and summaries of a finished attempt, verified."""
-    records = read_records(line for _, line in lines)
+    records = read_records(lines)
     summaries = records.summaries
     if mode == "hogwild":
-        summaries = summaries + read_records(serve.stdout).summaries
-        return serve.model(), summaries
+        return serve.model(), summaries + read_records(serve.stdout).summaries
     if records.model is None:
         raise JobFailed("rank 0 wrote no model")
     checksums = {s.get("weights_crc32") for s in summaries}
@@ -77,46 +102,67 @@ def _assemble(mode, lines, serve):
     return records.model, summaries
 
 
-def run_training(options, mode, world_size, run_stage, driver_binary, host=None, label_width=1,
-                 feature_names=(), log=None):
-    """Runs the job's attempts; returns a TrainResult. `run_stage(task)` runs `task(rank, rows,
-    attempt)` for every partition at once and returns the (rank, line) pairs they yielded, in
-    rank order; it raises when a task fails. Raises ServeError when serve cannot start (a port
-    taken, a bad model) and JobFailed when the job fails."""
+def run_training(options, mode, world_size, run_stage, driver_binary, candidates, task_model,
+                 task_config=None, has_label=True, host=None, log=None):
+    """Runs the job's attempts; returns a TrainResult.
+
+    `run_stage(command, env)` runs `command` (a list) with `env` added to its environment in
+    every task at once, each fed its partition's rows in the `vector` format with its partition
+    id before the first row (rows.with_partition_prefix), and returns every line the tasks
+    wrote, in partition order; it raises when a task fails. `candidates` are where the tasks
+    look for the binary (tasks.binary_candidates); `task_model` and `task_config` the model
+    and its config as the tasks see them (sync mode: every task loads the model), while serve
+    on the driver uses `options.torchObj`. Raises ServeError when serve cannot start (a port
+    taken, a bad model), BinaryMissing when a task finds no binary, and JobFailed when the job
+    fails."""
     log = sys.stderr if log is None else log
-    files, model_name, config_name, config_path = model_files(options)
     verbosity = opts.verbosity_flags(options.verbose)
     threads = options.threads or 1
+    model_path, config_path = model_files(options)
     for attempt in range(1, options.retries + 2):
         secret = secrets.token_hex(16)
         job_id = new_job_id()
         serve_args = opts.serve_flags(options, mode, world_size)
         task_env = {"SPARKTORCH_SECRET": secret}
-        task_args = opts.train_flags(options, mode, threads)
+        task_args = (opts.row_flags(has_label, options.onBadRow) +
+                     opts.train_flags(options, mode, threads))
         if mode == "sync":
             serve_args += ["--job-id", str(job_id)]
             task_env["SPARKTORCH_JOB_ID"] = str(job_id)
-            task_args += opts.model_flags(options, model_name, config_name)
+            task_args += opts.model_flags(options, task_model, task_config)
         else:
-            serve_args += opts.model_flags(options, options.torchObj, config_path)
+            serve_args += opts.model_flags(options, model_path, config_path)
         serve = Serve(driver_binary, verbosity, serve_args,
                       dict(os.environ, SPARKTORCH_SECRET=secret), host,
                       model_output=(mode == "hogwild"), log=log)
         try:
             log.write("sparktorch: job %d (attempt %d of %d): %d %s tasks, serve at %s\n"
                       % (job_id, attempt, options.retries + 1, world_size, mode, serve.address))
-            task = TrainTask(options.binary, verbosity, mode, serve.address, world_size,
-                             task_args, files if mode == "sync" else {}, task_env, label_width,
-                             feature_names, opts.row_flags(label_width, options.onBadRow))
+            log.flush()
+            command = train_command(candidates, verbosity, mode, serve.address, world_size,
+                                    task_args)
             try:
-                lines = run_stage(task)
+                lines = run_stage(command, task_env)
             except Exception as e:  # pylint: disable=broad-except  # Spark's, or a task's
+                status = task_status(e)
+                if status == exit_codes.NOT_FOUND:
+                    raise BinaryMissing("no sparktorch binary on %s: tried %s (%s)"
+                                        % (_where(e), ", ".join(candidates), ARCHIVE_HINT)) from None
                 # serve knows best what went wrong; still running, it waits for ranks that
                 # Spark lost (or killed) before they arrived.
                 code = serve.wait(10)
-                why = (last_error(serve.tail) if code not in (None, 0) else
-                       str(e).strip().splitlines()[-1] if str(e).strip() else repr(e))
-                if code in RETRYABLE + (None,) and attempt <= options.retries:
+                if code not in (None, 0):
+                    why = last_error(serve.tail)
+                elif status is not None:
+                    why = ("a task's sparktorch train ended with %s before it reached the "
+                           "driver's serve; its message is in the task's log (the executor's "
+                           "stderr)" % exit_codes.describe(status))
+                else:
+                    text = str(e).strip()
+                    why = text.splitlines()[-1] if text else repr(e)
+                retry = (code in exit_codes.RETRYABLE or code is None) and \
+                    status not in exit_codes.DETERMINISTIC
+                if retry and attempt <= options.retries:
                     log.write("sparktorch: job %d failed and runs again with a new job id: %s\n"
                               % (job_id, why))
                     continue
@@ -130,4 +176,3 @@ def run_training(options, mode, world_size, run_stage, driver_binary, host=None,
         finally:
             serve.close()
     raise AssertionError("unreachable")
-

@@ -66,3 +66,95 @@ def end_barrier_timers_at_exit(sc):
             pass
 
     atexit.register(cleanup)
+
+
+
+def _frame(jdf, like):
+    """A Python DataFrame around `jdf`, in the session of the DataFrame `like`."""
+    from pyspark.sql import DataFrame  # pylint: disable=import-outside-toplevel
+    session = getattr(like, "sparkSession", None)  # Spark 3.3+ takes the session
+    return DataFrame(jdf, session if session is not None else like.sql_ctx)
+
+
+def lines(df):
+    """The JVM RDD[String] of a DataFrame of one string column (`df.as[String].rdd`)."""
+    encoder = df._sc._jvm.org.apache.spark.sql.Encoders.STRING()  # pylint: disable=protected-access
+    return getattr(df._jdf, "as")(encoder).rdd()  # pylint: disable=protected-access
+
+
+def pipe(sc, jrdd, command, env, barrier):
+    """The JVM's RDD.pipe of `jrdd` (an RDD[String]) through `command` (a list: the program and
+    its arguments) with `env` added to each task's environment; returns the RDD[String] of the
+    processes' stdout lines, each partition's in order. With `barrier`, in a barrier stage:
+    every task starts at once, and one that fails fails them all."""
+    jvm = sc._jvm  # pylint: disable=protected-access
+    if barrier:
+        # RDDBarrier has mapPartitions only: the identity function (Predef.conforms) keeps the
+        # rows as they are and makes the stage that pipes them a barrier stage.
+        tag = jvm.scala.reflect.ClassManifestFactory.fromClass(jvm.java.lang.String._java_lang_class)
+        jrdd = jrdd.barrier().mapPartitions(jvm.scala.Predef.conforms(), False, tag)
+    return jrdd.toJavaRDD().pipe(list(command), dict(env)).rdd()
+
+
+def collect_lines(jrdd):
+    """Every line of an RDD[String] on the driver, in partition order."""
+    return list(jrdd.toJavaRDD().collect())
+
+
+def _row_encoder(jvm, schema):
+    """An Encoder[Row] for `schema` (a JVM StructType): Encoders.row from Spark 3.5, the
+    catalyst RowEncoder before."""
+    try:
+        return jvm.org.apache.spark.sql.Encoders.row(schema)
+    except Exception:  # pylint: disable=broad-except  # before 3.5
+        return jvm.org.apache.spark.sql.catalyst.encoders.RowEncoder.apply(schema)
+
+
+def zip_lines(df, jlines, name):
+    """`df` with one more string column, `name`: row N of each partition paired with line N of
+    the same partition of `jlines` (an RDD[String] made from `df` itself, one line per row).
+    Both are computed from `df`'s plan, so `df` must give the same rows in the same order each
+    time it is read (see recomputes_in_order); Spark fails the task when a partition's counts
+    differ."""
+    sc = df._sc  # pylint: disable=protected-access
+    jvm = sc._jvm  # pylint: disable=protected-access
+    rows = df._jdf.rdd()  # pylint: disable=protected-access
+    tag = jvm.scala.reflect.ClassManifestFactory.fromClass(jvm.java.lang.Object._java_lang_class)
+    pairs = rows.zip(jlines, tag)
+    encoder = jvm.org.apache.spark.sql.Encoders.tuple(
+        _row_encoder(jvm, df._jdf.schema()), jvm.org.apache.spark.sql.Encoders.STRING())  # noqa pylint: disable=protected-access
+    session = df._jdf.sparkSession()  # pylint: disable=protected-access
+    paired = _frame(session.createDataset(pairs, encoder).toDF(), df)
+    return paired.selectExpr("_1.*", "_2 AS `%s`" % name.replace("`", "``"))
+
+
+
+# Logical plan nodes that give the same rows in the same order each time they are read (given
+# deterministic expressions); a shuffle (Join, Aggregate, Repartition, Sort, Window, ...) may not.
+_IN_ORDER = {"Project", "Filter", "Union", "Sample", "Generate", "LocalLimit", "LocalRelation",
+             "LogicalRDD", "LogicalRelation", "HiveTableRelation", "Range", "InMemoryRelation",
+             "DeserializeToObject", "SerializeFromObject", "MapElements", "MapPartitions",
+             "AppendColumns", "TypedFilter", "ResolvedHint", "SubqueryAlias", "View"}
+
+
+def _in_order(node):
+    name = node.nodeName()
+    if name not in _IN_ORDER:
+        return False
+    if name == "LogicalRelation" and "JDBC" in node.relation().getClass().getSimpleName():
+        return False  # a database answers a query in any order
+    expressions = node.expressions()
+    if not all(expressions.apply(i).deterministic() for i in range(expressions.size())):
+        return False  # rand(), uuid(), shuffle(): new values each time
+    if name == "InMemoryRelation":
+        return True  # cached: read back as it was stored
+    children = node.children()
+    return all(_in_order(children.apply(i)) for i in range(children.size()))
+
+
+def recomputes_in_order(df):
+    """Whether reading `df` twice gives the same rows in the same order in every partition: its
+    optimised plan reads files, tables, cached or local data through row-wise operations
+    (select, filter, union, sample) with deterministic expressions; no shuffle (a join,
+    groupBy, repartition, orderBy), no random values, no JDBC source."""
+    return _in_order(df._jdf.queryExecution().optimizedPlan())  # pylint: disable=protected-access

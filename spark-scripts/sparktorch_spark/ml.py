@@ -1,10 +1,12 @@
 """Spark ML stages: `SparkTorch` (an Estimator) and `SparkTorchModel` (its Model).
 
-They take SparkTorch's parameter names (see options.TRAIN_OPTIONS), sit in a `Pipeline`, and
-are saved and loaded by Spark's own `Pipeline.save` / `PipelineModel.load`: a SparkTorchModel
-stage is its parameters (Spark's metadata) and `model.pt` beside them, the TorchScript file
-sparktorch trained, which PyTorch loads as it is (`torch.jit.load`). Loading needs this module
-importable on the driver, nothing else: no pickles.
+They take SparkTorch's parameter names (options.TRAIN_OPTIONS; ml_params.py declares them),
+follow pyspark.ml's conventions (keyword-only constructors and setParams, a getter and a setter
+per Param), sit in a `Pipeline`, and are saved and loaded by Spark's own `Pipeline.save` /
+`PipelineModel.load`: a SparkTorchModel stage is its parameters (Spark's metadata) and
+`model.pt` beside them, the TorchScript file sparktorch trained, which PyTorch loads as it is
+(`torch.jit.load`). Loading needs this module importable on the driver, nothing else: no
+pickles.
 
     from sparktorch_spark.ml import SparkTorch, create_spark_torch_model
     stage = SparkTorch(torchObj="mlp.json", inputCol="features", labelCol="label", iters=5)
@@ -12,92 +14,236 @@ importable on the driver, nothing else: no pickles.
     model.save("hdfs:///models/fmnist")
     PipelineModel.load("hdfs:///models/fmnist").transform(test).select("predictions")
     model.stages[-1].saveModelFile("mlp.pt")          # SparkTorch's getPytorchModel, as a file
+    model.stages[-1].getHistory()                      # the metrics of every epoch
 """
 import io
+import json
 import os
+import zipfile
 
+from pyspark import keyword_only
 from pyspark.ml import Estimator, Model
-from pyspark.ml.param import Param, Params, TypeConverters
 from pyspark.ml.util import (DefaultParamsReadable, DefaultParamsReader, DefaultParamsWritable,
                              DefaultParamsWriter, MLReadable, MLReader, MLWritable, MLWriter)
 
 from . import spark as layer
-from .options import TRAIN_OPTIONS, TrainOptions
+from .ml_params import PredictionParams, TrainingParams, given, set_defaults
+from .options import TrainOptions
 
-_CONVERTERS = {str: TypeConverters.toString, int: TypeConverters.toInt,
-               float: TypeConverters.toFloat, bool: TypeConverters.toBoolean,
-               list: TypeConverters.toListString}
-# The parameters a model keeps for transform: what its predictions need.
-MODEL_PARAMS = ("inputCol", "inputCols", "predictionCol", "useVectorOut", "device", "verbose",
-                "threads", "binary", "onBadRow")
 MODEL_FILE = "model.pt"
+MANIFEST = "/extra/sparktorch.json"  # inside the .pt (a zip), after the archive's own folder
 
 
-def _params(names):
-    """Class attributes: a Param for each option in `names`."""
-    return {name: Param(Params._dummy(), name, TRAIN_OPTIONS[name][2],  # noqa pylint: disable=protected-access
-                        typeConverter=_CONVERTERS[TRAIN_OPTIONS[name][1]]) for name in names}
+def model_manifest(model):
+    """The manifest sparktorch embeds in a model it wrote (formats/README.md, section 3), as a
+    dict; {} for a TorchScript file without one."""
+    with zipfile.ZipFile(io.BytesIO(model)) as z:
+        for name in z.namelist():
+            if name.endswith(MANIFEST):
+                return json.loads(z.read(name).decode("utf-8"))
+    return {}
 
 
-def _defaults(names):
-    return {name: TRAIN_OPTIONS[name][0] for name in names}
-
-
-def _given(kwargs):
-    """The values given, without None: None means the default, and a None in the param map
-    would not load back (PySpark's type converters refuse it)."""
-    return {name: value for name, value in kwargs.items() if value is not None}
-
-
-def _values(stage, names):
-    return {name: stage.getOrDefault(name) for name in names}
-
-
-class SparkTorch(Estimator, DefaultParamsReadable, DefaultParamsWritable):
+class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParamsWritable):
     """Trains a model with sparktorch; `fit(df)` returns a SparkTorchModel. Every option of
-    options.TRAIN_OPTIONS is a parameter (`SparkTorch(torchObj="mlp.json", iters=5)`,
-    `setParams(...)`, `getOrDefault("iters")`). The fitted model's `summaries` hold the tasks'
-    (and the parameter server's) summary records."""
+    options.TRAIN_OPTIONS is a Param, with getX and setX (`SparkTorch(torchObj="mlp.json",
+    iters=5)`, `setParams(iters=3)`, `setIters(3)`, `getIters()`)."""
 
-    def __init__(self, **kwargs):
+    @keyword_only
+    def __init__(self, *, torchObj=None, trainConfig=None, inputCol="features", inputCols=None,
+                 labelCol="label", predictionCol="predictions", iters=10, miniBatch=64,
+                 validationPct=0.0, earlyStopPatience=0, mode="sync", acquireLock=False,
+                 pullEvery=1, partitionShuffles=1, useBarrier=True, useVectorOut=False,
+                 device="cpu", port=0, verbose=0, loss=None, optimizer=None, lr=None, seed=0,
+                 inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
+                 timeout=600.0, retries=1, onBadRow="fail"):
         super().__init__()
-        self._setDefault(**_defaults(TRAIN_OPTIONS))
-        self._set(**_given(kwargs))
+        set_defaults(self, self.NAMES)
+        self.setParams(**self._input_kwargs)
 
-    def setParams(self, **kwargs):
-        return self._set(**_given(kwargs))
+    @keyword_only
+    def setParams(self, *, torchObj=None, trainConfig=None, inputCol="features", inputCols=None,
+                  labelCol="label", predictionCol="predictions", iters=10, miniBatch=64,
+                  validationPct=0.0, earlyStopPatience=0, mode="sync", acquireLock=False,
+                  pullEvery=1, partitionShuffles=1, useBarrier=True, useVectorOut=False,
+                  device="cpu", port=0, verbose=0, loss=None, optimizer=None, lr=None, seed=0,
+                  inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
+                  timeout=600.0, retries=1, onBadRow="fail"):
+        """Sets the Params given by keyword; returns this stage."""
+        return self._set(**given(self._input_kwargs))
+
+    def setTorchObj(self, value):
+        return self._set(torchObj=value)
+
+    def setTrainConfig(self, value):
+        return self._set(trainConfig=value)
+
+    def setInputCol(self, value):
+        return self._set(inputCol=value)
+
+    def setInputCols(self, value):
+        return self._set(inputCols=value)
+
+    def setLabelCol(self, value):
+        return self._set(labelCol=value)
+
+    def setPredictionCol(self, value):
+        return self._set(predictionCol=value)
+
+    def setIters(self, value):
+        return self._set(iters=value)
+
+    def setMiniBatch(self, value):
+        return self._set(miniBatch=value)
+
+    def setValidationPct(self, value):
+        return self._set(validationPct=value)
+
+    def setEarlyStopPatience(self, value):
+        return self._set(earlyStopPatience=value)
+
+    def setMode(self, value):
+        return self._set(mode=value)
+
+    def setAcquireLock(self, value):
+        return self._set(acquireLock=value)
+
+    def setPullEvery(self, value):
+        return self._set(pullEvery=value)
+
+    def setPartitionShuffles(self, value):
+        return self._set(partitionShuffles=value)
+
+    def setUseBarrier(self, value):
+        return self._set(useBarrier=value)
+
+    def setUseVectorOut(self, value):
+        return self._set(useVectorOut=value)
+
+    def setDevice(self, value):
+        return self._set(device=value)
+
+    def setPort(self, value):
+        return self._set(port=value)
+
+    def setVerbose(self, value):
+        return self._set(verbose=value)
+
+    def setLoss(self, value):
+        return self._set(loss=value)
+
+    def setOptimizer(self, value):
+        return self._set(optimizer=value)
+
+    def setLr(self, value):
+        return self._set(lr=value)
+
+    def setSeed(self, value):
+        return self._set(seed=value)
+
+    def setInputShape(self, value):
+        return self._set(inputShape=value)
+
+    def setPartitions(self, value):
+        return self._set(partitions=value)
+
+    def setThreads(self, value):
+        return self._set(threads=value)
+
+    def setBinary(self, value):
+        return self._set(binary=value)
+
+    def setDriverBinary(self, value):
+        return self._set(driverBinary=value)
+
+    def setTimeout(self, value):
+        return self._set(timeout=value)
+
+    def setRetries(self, value):
+        return self._set(retries=value)
+
+    def setOnBadRow(self, value):
+        return self._set(onBadRow=value)
 
     def _fit(self, dataset):
-        options = TrainOptions(**_values(self, TRAIN_OPTIONS))
+        options = TrainOptions(**self.param_values())
         result = layer.train(dataset, options)
-        params = {name: getattr(options, name) for name in MODEL_PARAMS}
+        params = {name: getattr(options, name) for name in PredictionParams.NAMES}
         if result.features != [options.inputCol]:  # assembled: transform takes the same columns
             params["inputCols"] = result.features
-        model = SparkTorchModel(result.model, **params)
+        model = SparkTorchModel(model=result.model, **given(params))
         model.summaries = result.summaries
         model.jobId = result.job_id
         return model
 
 
-class SparkTorchModel(Model, MLReadable, MLWritable):
+class SparkTorchModel(Model, PredictionParams, MLReadable, MLWritable):
     """A trained (or attached) sparktorch model: `transform(df)` adds `predictionCol`, a double
     (the class, or the single output), or with useVectorOut a vector of the model's outputs.
     `modelBytes()` is the TorchScript file, `saveModelFile(path)` writes it, and
-    `getPytorchModel()` loads it with torch on the driver."""
+    `getPytorchModel()` loads it with torch on the driver. `getHistory()` gives the metrics of
+    every epoch (from the model's manifest, so a saved and loaded model has them too);
+    `summaries` the tasks' summary records of the job that trained it."""
 
-    def __init__(self, model=None, **kwargs):
+    @keyword_only
+    def __init__(self, *, model=None, inputCol="features", inputCols=None,
+                 predictionCol="predictions", useVectorOut=False, device="cpu", verbose=0,
+                 threads=None, binary=None, onBadRow="fail"):
         super().__init__()
-        self._model = model
+        kwargs = dict(self._input_kwargs)
+        self._model = kwargs.pop("model", None)
         self.summaries = []
         self.jobId = None
-        self._setDefault(**_defaults(MODEL_PARAMS))
-        self._set(**_given(kwargs))
+        set_defaults(self, self.NAMES)
+        self.setParams(**kwargs)
 
-    def setParams(self, **kwargs):
-        return self._set(**_given(kwargs))
+    @keyword_only
+    def setParams(self, *, inputCol="features", inputCols=None, predictionCol="predictions",
+                  useVectorOut=False, device="cpu", verbose=0, threads=None, binary=None,
+                  onBadRow="fail"):
+        """Sets the Params given by keyword; returns this model."""
+        return self._set(**given(self._input_kwargs))
+
+    def setInputCol(self, value):
+        return self._set(inputCol=value)
+
+    def setInputCols(self, value):
+        return self._set(inputCols=value)
+
+    def setPredictionCol(self, value):
+        return self._set(predictionCol=value)
+
+    def setUseVectorOut(self, value):
+        return self._set(useVectorOut=value)
+
+    def setDevice(self, value):
+        return self._set(device=value)
+
+    def setVerbose(self, value):
+        return self._set(verbose=value)
+
+    def setThreads(self, value):
+        return self._set(threads=value)
+
+    def setBinary(self, value):
+        return self._set(binary=value)
+
+    def setOnBadRow(self, value):
+        return self._set(onBadRow=value)
 
     def modelBytes(self):
         return self._model
+
+    def getManifest(self):
+        """The manifest sparktorch embedded in the model (its spec, input shape, row format,
+        loss, optimizer, training settings, metrics and history); {} for a plain TorchScript
+        model."""
+        return model_manifest(self._model)
+
+    def getHistory(self):
+        """The metrics of every epoch the model was trained for, in order (a list of dicts:
+        epoch, train_loss, train_accuracy, validation_loss, samples_per_second, ...)."""
+        return list(self.getManifest().get("history", []))
 
     def saveModelFile(self, path):
         """Writes the TorchScript file to `path` (local, or hdfs:// and the like)."""
@@ -109,10 +255,11 @@ class SparkTorchModel(Model, MLReadable, MLWritable):
         return torch.jit.load(io.BytesIO(self._model))
 
     def _transform(self, dataset):
-        v = _values(self, MODEL_PARAMS)
-        return layer.predict(dataset, self._model, v["inputCol"], v["inputCols"],
-                             v["predictionCol"], v["useVectorOut"], False, v["binary"],
-                             v["threads"], v["device"], verbose=v["verbose"],
+        v = self.param_values()
+        return layer.predict(dataset, self._model, input_col=v["inputCol"],
+                             input_cols=v["inputCols"], prediction_col=v["predictionCol"],
+                             vector_out=v["useVectorOut"], binary=v["binary"],
+                             threads=v["threads"], device=v["device"], verbose=v["verbose"],
                              on_bad_row=v["onBadRow"])
 
     def write(self):
@@ -121,12 +268,6 @@ class SparkTorchModel(Model, MLReadable, MLWritable):
     @classmethod
     def read(cls):
         return _ModelReader(cls)
-
-
-# Each stage's Params as class attributes, where PySpark's Params finds and copies them.
-for _stage, _names in ((SparkTorch, TRAIN_OPTIONS), (SparkTorchModel, MODEL_PARAMS)):
-    for _name, _param in _params(_names).items():
-        setattr(_stage, _name, _param)
 
 
 def _spark_context():
@@ -153,7 +294,7 @@ class _ModelReader(MLReader):
 
     def load(self, path):
         metadata = DefaultParamsReader.loadMetadata(path, self.sc)
-        instance = self.cls(layer.read_bytes(self.sc, os.path.join(path, MODEL_FILE)))
+        instance = self.cls(model=layer.read_bytes(self.sc, os.path.join(path, MODEL_FILE)))
         instance._resetUid(metadata["uid"])  # pylint: disable=protected-access
         DefaultParamsReader.getAndSetParams(instance, metadata)
         return instance
@@ -163,9 +304,9 @@ def create_spark_torch_model(model, inputCol="features", predictionCol="predicti
                              useVectorOut=False, **kwargs):
     """A SparkTorchModel for inference only (SparkTorch's create_spark_torch_model): `model` is
     a TorchScript file (a local path) or its bytes, trained by sparktorch or saved from Python
-    with `torch.jit.script(net).save(path)`."""
+    with `torch.jit.script(net).save(path)`. Further keywords are SparkTorchModel's Params."""
     if isinstance(model, str):
         with open(model, "rb") as f:
             model = f.read()
-    return SparkTorchModel(bytes(model), inputCol=inputCol, predictionCol=predictionCol,
-                           useVectorOut=useVectorOut, **kwargs)
+    return SparkTorchModel(model=bytes(model), **given(dict(
+        kwargs, inputCol=inputCol, predictionCol=predictionCol, useVectorOut=useVectorOut)))

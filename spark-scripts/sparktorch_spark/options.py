@@ -52,7 +52,7 @@ TRAIN_OPTIONS = {
     "binary": (None, str, "the sparktorch binary on the executors (default: "
                "sparktorch/sparktorch from --archives, else sparktorch on PATH)"),
     "driverBinary": (None, str, "the sparktorch binary on the driver (default: as binary)"),
-    "timeout": (600.0, float, "seconds for every task to read its rows and reach the driver"),
+    "timeout": (600.0, float, "seconds for every task to reach the driver's serve"),
     "retries": (1, int, "times a job whose task was lost is run again, with a new job id"),
     "onBadRow": ("fail", str, "fail on the first bad row, or skip (and count) bad rows"),
 }
@@ -144,14 +144,12 @@ def model_flags(options, model_path, config_path):
     return args
 
 
-def row_flags(label_width, on_bad_row="fail"):
-    """Row flags for compact rows as sparktorch_spark.rows writes them: the label first (one
-    column, `label_width` columns for a vector label, none when 0), then the features."""
-    args = ["--format", "compact", "--on-bad-row", on_bad_row]
-    if label_width == 0:
+def row_flags(has_label, on_bad_row="fail"):
+    """Row flags for the rows sparktorch_spark.rows makes: the `vector` format, a label (a
+    number or a vector) before the features unless `has_label` is false (an autoencoder)."""
+    args = ["--format", "vector", "--on-bad-row", on_bad_row]
+    if not has_label:
         args.append("--no-label")
-    elif label_width > 1:
-        args += ["--label-col", "0:%d" % (label_width - 1)]
     return args
 
 

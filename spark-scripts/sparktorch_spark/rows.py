@@ -1,106 +1,69 @@
-"""Spark rows as sparktorch's compact rows (formats/README.md, section 1).
+"""Spark rows as text rows of sparktorch's `vector` format, built by Spark SQL in the JVM.
 
-A compact row is `[ID<TAB>]BASE64`: base64 of the row's columns as little-endian float32, here
-the label first (none, one number, or a vector's values) and then the features. Features come
-from one Spark ML vector column (dense or sparse: anything with `toArray()`), from one numeric
-column, or from several numeric columns assembled in order. Rows are exact (no decimal text) and
-sparktorch reads them without parsing a number.
+A row is `LABEL,VECTOR` (or `VECTOR` without a label), as formats/README.md section 1 and
+Spark's own `cast(vector AS STRING)` write them: a dense vector `[0.0,0.5,...]` or a sparse one
+`(784,[3,10],[0.5,0.25])`, a label a number or a vector. The text is made by SQL expressions, so
+the rows go from the DataFrame to the binary without entering a Python worker (the JVM's
+`RDD.pipe`, see jvm.py), and the binary parses them at hundreds of MB/s.
 
-`RowEncoder` works on plain tuples, the rows of `df.select(label, *features)`, so it needs no
-Spark; vectors are duck-typed.
+Features come from one Spark ML vector column, or from numeric and numeric-array columns
+assembled in order into one dense vector. A null cell becomes the word `null`, which the
+binary reports as a bad row naming its line and column (Spark's concat_ws would drop it and
+shift the columns). Nothing here imports PySpark: it writes SQL text from column names and
+kinds ('vector', 'number', 'array'), and is tested without Spark.
 """
-import base64
-import struct
 
-try:
-    import numpy
-except ImportError:  # PySpark's ML vectors need numpy; plain numeric columns do not
-    numpy = None
+from .options import OptionError
+
+# Every bit of monotonically_increasing_id() below the partition index (its upper 31 bits).
+_ROW_IN_PARTITION = (1 << 33) - 1
 
 
-class RowError(ValueError):
-    """A row sparktorch could not be given: a null, a value that is not a number, a vector of
-    another size than the first row's."""
+def quote(name):
+    """A column name as a SQL identifier."""
+    return "`%s`" % name.replace("`", "``")
 
 
-def _values(value, what):
-    """A cell as a list (or numpy array) of floats."""
-    if value is None:
-        raise RowError("%s is null" % what)
-    if hasattr(value, "toArray"):
-        return value.toArray()
-    if isinstance(value, (list, tuple)) or (numpy is not None and isinstance(value, numpy.ndarray)):
-        return value
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise RowError("%s is %r, not a number or a vector" % (what, value))
-    return (value,)
+def _text(column, kind):
+    """SQL for one column's cell as the text of its numbers, `null` for a null."""
+    if kind == "array":
+        return "coalesce(array_join(CAST(%s AS ARRAY<STRING>), ',', 'null'), 'null')" % quote(column)
+    return "coalesce(CAST(%s AS STRING), 'null')" % quote(column)
 
 
-_NUMBERS = (float, int)  # exact types: a bool is not a feature
+def features_text(columns):
+    """SQL for the features as a vector: `columns` is [(name, kind)]. One vector column is cast
+    as it is (dense or sparse); numeric and array columns are joined into a dense vector.
+    Raises OptionError for a vector among other columns, which no single vector can hold."""
+    vectors = [name for name, kind in columns if kind == "vector"]
+    if vectors and len(columns) > 1:
+        raise OptionError(
+            "the features mix %s with other columns (%s); assemble them into one vector column "
+            "first (pyspark.ml.feature.VectorAssembler) and give it as inputCol"
+            % ("the vector column " + vectors[0] if len(vectors) == 1 else
+               "the vector columns " + ", ".join(vectors),
+               ", ".join(name for name, _ in columns)))
+    if vectors:
+        return _text(*columns[0])
+    return "concat('[', concat_ws(',', %s), ']')" % ", ".join(_text(n, k) for n, k in columns)
 
 
-def pack(values):
-    """base64 text of `values` (floats) as little-endian float32."""
-    if numpy is not None and not isinstance(values, (list, tuple)):
-        raw = numpy.asarray(values, dtype="<f4").tobytes()
-    else:
-        raw = struct.pack("<%df" % len(values), *values)
-    return base64.b64encode(raw).decode("ascii")
+def row_text(label, features):
+    """SQL for a whole row: `label` is (name, kind) or None (no label), `features` as for
+    features_text."""
+    text = features_text(features)
+    if label is None:
+        return text
+    return "concat(%s, ',', %s)" % (_text(*label), text)
 
 
-class RowEncoder:
-    """Encodes tuples `(label, feature, feature, ...)` (or `(feature, ...)` without a label) as
-    compact rows. `label_width` is 0 (no label), 1, or a vector label's size; `feature_names`
-    name the feature cells in errors. The first row fixes the number of features, and later
-    rows must have as many."""
-
-    def __init__(self, label_width, feature_names):
-        self.label_width = label_width
-        self.feature_names = list(feature_names)
-        self.num_features = None
-
-    def _parts(self, cells):
-        """The cells as sequences of floats, label first; RowError names a bad cell."""
-        parts = []
-        for n, cell in enumerate(cells):
-            k = n - (1 if self.label_width else 0)
-            what = ("the label" if k < 0 else "column %s" % (
-                self.feature_names[k] if k < len(self.feature_names) else k))
-            values = _values(cell, what)
-            if isinstance(cell, (list, tuple)):  # an array column: check what it holds
-                for v in cell:
-                    if type(v) not in _NUMBERS:
-                        raise RowError("%s holds %r, not a number" % (what, v))
-            parts.append(values)
-        if self.label_width and len(parts[0]) != self.label_width:
-            raise RowError("the label has %d values, not %d" % (len(parts[0]), self.label_width))
-        return parts
-
-    def encode(self, row, row_id=None):
-        """The compact line for `row` (with `row_id` before a tab when given). Raises RowError
-        naming the column at fault."""
-        cells = tuple(row)
-        if self.label_width <= 1 and all(type(c) in _NUMBERS for c in cells):
-            values = cells  # numeric columns (and a number label): packed in one call
-        else:
-            parts = self._parts(cells)
-            if numpy is not None:
-                values = numpy.concatenate([numpy.asarray(p, dtype="<f4").ravel() for p in parts])
-            else:
-                values = [float(v) for p in parts for v in p]
-        features = len(values) - self.label_width
-        if self.num_features is None:
-            self.num_features = features
-        elif features != self.num_features:
-            raise RowError("the row has %d features; the first row had %d"
-                           % (features, self.num_features))
-        try:
-            line = pack(values)
-        except OverflowError:
-            raise RowError("a value is too large for float32") from None
-        return line if row_id is None else "%s\t%s" % (row_id, line)
-
-
-def parse_prediction(text):
-    """A prediction record's value (`--prediction vector` or `probabilities`) as floats."""
-    return [float(v) for v in text.split(",")]
+def with_partition_prefix(column):
+    """A SQL select expression, named `column` too, that puts the Spark partition's id and a tab
+    before the first row of each partition in the string column `column`
+    (monotonically_increasing_id() counts a partition's rows from 0 in its low 33 bits), as
+    `sparktorch train --rank-from-stdin` reads its rank. Must be evaluated in the stage that
+    pipes the rows, after any repartitioning."""
+    name = quote(column)
+    return ("CASE WHEN (monotonically_increasing_id() & %d) = 0 "
+            "THEN concat(CAST(spark_partition_id() AS STRING), '\\t', %s) ELSE %s END AS %s"
+            % (_ROW_IN_PARTITION, name, name, name))

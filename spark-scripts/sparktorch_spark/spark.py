@@ -1,14 +1,18 @@
-"""The thin Spark layer: DataFrames in, the barrier stage, DataFrames out.
+"""The thin Spark layer: DataFrames in, the stage that pipes them through the binary,
+DataFrames out.
 
-Everything here calls PySpark's public API of Spark 2.4.4 and later (2.4's `RDDBarrier` has
-`mapPartitions` only and `BarrierTaskContext` no `allGather`; neither is needed). The logic
-that needs no Spark lives in `job`, `tasks`, `rows` and `options` and is tested without it.
+Everything here calls PySpark's public API of Spark 2.4.4 and later, and, through jvm.py, the
+JVM's public API where PySpark 2.4 has none. The logic that needs no Spark lives in `job`,
+`tasks`, `rows` and `options` and is tested without it.
 
 - `read_source`: a CSV, Parquet, LibSVM, JSON or ORC path, or a table.
-- `train(df, options)`: pre-flight checks (slots for the barrier stage, the binary on the
-  executors, serve binding on the driver), then `job.run_training` with a stage that runs every
-  partition's TrainTask at once.
-- `predict(df, model, ...)`: the rows with a prediction column, through `sparktorch predict`.
+- `train(df, options)`: checks (the columns, slots for a barrier stage, the binary on a local
+  master), then `job.run_training` with a barrier stage in which the JVM's RDD.pipe feeds each
+  partition's rows, made text by Spark SQL (rows.py), to `sparktorch train`: no row enters a
+  Python worker.
+- `predict(df, model, ...)`: the rows with a prediction column, through `sparktorch predict`,
+  piped by the JVM and paired with their rows in the JVM when `df` reads back in the same
+  order (jvm.recomputes_in_order), else passed through a Python worker.
 """
 import os
 import shutil
@@ -17,12 +21,15 @@ import sys
 import tempfile
 import time
 import zipfile
+import zlib
 
 from . import jvm
 from . import options as opts
-from .job import run_training
+from . import rows as text_rows
+from .job import model_files, run_training
 from .options import OptionError
-from .tasks import BinaryMissing, PredictTask, check_binary, find_binary
+from .tasks import (BinaryMissing, PredictTask, binary_candidates, find_binary,
+                    predict_command)
 
 SOURCE_FORMATS = ("csv", "parquet", "libsvm", "json", "orc", "table")
 
@@ -105,10 +112,11 @@ def feature_columns(df, input_col="features", input_cols=None, exclude=()):
     return names
 
 
-def label_width(df, label_col):
-    """0 without a label column, 1 for a number, a vector label's size (from the first row)."""
+def label_column(df, label_col):
+    """(name, kind) of the label column, or None without one (an autoencoder). Raises
+    OptionError for a missing column or one that is not a number or a vector."""
     if not label_col:
-        return 0
+        return None
     if label_col not in df.columns:
         raise OptionError("no label column %s; the columns are %s (labelCol=None trains an "
                           "autoencoder)" % (label_col, ", ".join(df.columns)))
@@ -116,12 +124,7 @@ def label_width(df, label_col):
     if kind is None:
         raise OptionError("label column %s is %s, not a number or a vector"
                           % (label_col, df.schema[label_col].dataType.simpleString()))
-    if kind == "number":
-        return 1
-    first = df.select(label_col).first()
-    if first is None or first[0] is None:
-        raise OptionError("label column %s has no value in its first row" % label_col)
-    return len(first[0].toArray() if hasattr(first[0], "toArray") else first[0])
+    return label_col, kind
 
 
 def barrier_slots(sc):
@@ -169,17 +172,6 @@ def plan_partitions(sc, current, wanted, barrier, wait_seconds=30.0, log=None):
     return n
 
 
-def check_binaries(sc, binary, n):
-    """Pre-flight: runs the binary once in `n` plain tasks; raises BinaryMissing naming every
-    host where it is missing or does not run."""
-    results = sc.parallelize(range(n), n).mapPartitions(
-        lambda _: [check_binary(binary)]).collect()
-    failed = sorted(set((host, why) for host, why in results if why))
-    if failed:
-        raise BinaryMissing("sparktorch cannot run on %d of %d tasks' executors: %s"
-                            % (len(failed), n, "; ".join("%s: %s" % f for f in failed)))
-
-
 def driver_binary(options):
     """The binary that runs serve on the driver: driverBinary, else the executors' binary when
     it is here too, else SPARKTORCH from the environment, else the bundle unpacked here or
@@ -206,45 +198,103 @@ def driver_host(sc):
     return sc.getConf().get("spark.driver.host", None) or socket.getfqdn()
 
 
-def train(df, options, check_binary_first=True, log=None):
+def files_dir(sc):
+    """Where a task finds the files of SparkContext.addFile: its working directory on executors
+    of their own, Spark's files directory on the driver for a local master."""
+    if not jvm.is_local(sc):
+        return "."
+    from pyspark import SparkFiles  # pylint: disable=import-outside-toplevel
+    return SparkFiles.getRootDirectory()
+
+
+def ship_file(sc, path):
+    """Adds the file at `path` to the job (SparkContext.addFile) under a name of its own, made
+    from its contents (Spark refuses a second file of the same name); returns its path as the
+    tasks see it."""
+    with open(path, "rb") as f:
+        data = f.read()
+    name = "sparktorch-%08x-%d-%s" % (zlib.crc32(data), len(data), os.path.basename(path))
+    copy = os.path.join(tempfile.mkdtemp(prefix="sparktorch-files-"), name)
+    with open(copy, "wb") as f:
+        f.write(data)
+    sc.addFile(copy)
+    return os.path.join(files_dir(sc), name)
+
+
+def _kinds(df, names):
+    types = dict((f.name, f.dataType) for f in df.schema.fields)
+    return [(name, _kind(types[name])) for name in names]
+
+
+def _check_binary_here(sc, binary):
+    """With a local master the tasks run on this machine: a missing binary is found before any
+    Spark work. Raises BinaryMissing."""
+    if jvm.is_local(sc):
+        find_binary(binary, files_dir(sc))
+
+
+def train(df, options, log=None):
     """Trains `options.torchObj` on `df` (TrainOptions); returns a job.TrainResult, whose
-    `features` are the feature columns it used. Raises
-    OptionError, BinaryMissing or serve.ServeError before any training starts, and
-    job.JobFailed when the job fails."""
+    `features` are the feature columns it used. Raises OptionError, BinaryMissing or
+    serve.ServeError before any training starts, and job.JobFailed when the job fails."""
     log = sys.stderr if log is None else log
     mode = options.check()
-    spark = _session(df)
-    sc = spark.sparkContext
-    ship_package(sc)
+    sc = _session(df).sparkContext
     features = feature_columns(df, options.inputCol, options.inputCols, (options.labelCol,))
-    width = label_width(df, options.labelCol)
-    data = df.select(*([options.labelCol] if width else []) + features)
+    label = label_column(df, options.labelCol)
+    data = df.selectExpr(text_rows.row_text(label, _kinds(df, features)) + " AS t")
     barrier = options.useBarrier
-    n = plan_partitions(sc, data.rdd.getNumPartitions(), options.partitions, barrier, log=log)
-    rdd = data.rdd if n == data.rdd.getNumPartitions() else data.repartition(n).rdd
+    current = data._jdf.rdd().getNumPartitions()  # pylint: disable=protected-access
+    n = plan_partitions(sc, current, options.partitions, barrier, log=log)
+    if n != current:
+        data = data.repartition(n)
+    staged = data.selectExpr(text_rows.with_partition_prefix("t"))
     if options.threads is None:
         options = opts.TrainOptions(**dict(options.as_dict(),
                                            threads=int(sc.getConf().get("spark.task.cpus", "1"))))
-    if check_binary_first:
-        check_binaries(sc, options.binary, n)
+    _check_binary_here(sc, options.binary)
     here = driver_binary(options)
+    task_model = task_config = None
+    if mode == "sync":  # every rank loads the model; in hogwild, serve sends it to the workers
+        model_path, config_path = model_files(options)
+        task_model = ship_file(sc, model_path)
+        task_config = ship_file(sc, config_path) if config_path else None
 
-    def run_stage(task):
-        def run(rows):
-            from pyspark.taskcontext import BarrierTaskContext, TaskContext  # noqa
-            context = BarrierTaskContext.get() if barrier else TaskContext.get()
-            return task(context.partitionId(), rows, context.attemptNumber())
-
-        stage = rdd.barrier().mapPartitions(run) if barrier else rdd.mapPartitions(run)
-        return stage.collect()
+    def run_stage(command, env):
+        return jvm.collect_lines(jvm.pipe(sc, jvm.lines(staged), command, env, barrier))
 
     if barrier:
         jvm.end_barrier_timers_at_exit(sc)
-
-    result = run_training(options, mode, n, run_stage, here, host=driver_host(sc),
-                          label_width=width, feature_names=features, log=log)
+    result = run_training(options, mode, n, run_stage, here,
+                          candidates=binary_candidates(options.binary, files_dir(sc)),
+                          task_model=task_model, task_config=task_config,
+                          has_label=label is not None, host=driver_host(sc), log=log)
     result.features = features  # what transform must give the model, in this order
     return result
+
+
+def _prediction(line, vector_out):
+    """The Column of the prediction in the string column `line` (the model's outputs, comma-
+    separated; empty for a skipped row): a vector with `vector_out`, else a double, the output
+    itself when the model has one, the index of the largest (the class) when it has several
+    (as tasks.prediction_value)."""
+    from pyspark.ml.linalg import VectorUDT  # pylint: disable=import-outside-toplevel
+    from pyspark.sql import functions  # pylint: disable=import-outside-toplevel
+    from pyspark.sql.types import StructField, StructType  # pylint: disable=import-outside-toplevel
+    text = functions.col(line)
+    skipped = text == ""
+    if vector_out:
+        # Spark's JSON form of a dense vector, which from_json makes a VectorUDT value.
+        as_json = functions.concat(functions.lit('{"v":{"type":1,"values":['), text,
+                                   functions.lit("]}}"))
+        vector = functions.from_json(as_json, StructType([StructField("v", VectorUDT())]))["v"]
+        return functions.when(skipped, None).otherwise(vector)
+    outputs = functions.split(text, ",").cast("array<double>")
+    as_doubles = "CAST(split(%s, ',') AS ARRAY<DOUBLE>)" % text_rows.quote(line)
+    largest = functions.expr("array_position(%s, array_max(%s)) - 1" % (as_doubles, as_doubles))
+    return (functions.when(skipped, None)
+            .when(functions.size(outputs) == 1, outputs[0])
+            .otherwise(largest.cast("double")))
 
 
 def predict(df, model, input_col="features", input_cols=None, prediction_col="predictions",
@@ -252,25 +302,46 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
             batch_size=1024, verbose=0, on_bad_row="fail", exclude=()):
     """`df` with a `prediction_col` column: `model` (the .pt's bytes) applied by
     `sparktorch predict` to every partition, in batches of `batch_size` rows. The column is a
-    double (the class, or the single output), or a vector of the outputs with `vector_out`."""
-    from pyspark.ml.linalg import DenseVector, VectorUDT  # pylint: disable=import-outside-toplevel
-    from pyspark.sql.types import DoubleType, StructField, StructType  # noqa: E501 pylint: disable=import-outside-toplevel
+    double (the class, or the single output), or a vector of the outputs with `vector_out`
+    (of the class probabilities with `probabilities`)."""
     spark = _session(df)
     sc = spark.sparkContext
-    ship_package(sc)
     if prediction_col in df.columns:
         raise OptionError("the input already has a column %s (predictionCol)" % prediction_col)
     features = feature_columns(df, input_col, input_cols, exclude)
-    positions = [df.columns.index(name) for name in features]
-    threads = threads or int(sc.getConf().get("spark.task.cpus", "1"))
-    task = PredictTask(binary, opts.verbosity_flags(verbose), sc.broadcast(model), positions,
-                       features, vector_out or probabilities, probabilities, batch_size, threads,
-                       device, on_bad_row)
-    rows = df.rdd.mapPartitions(task)
-    if vector_out or probabilities:
+    text = text_rows.row_text(None, _kinds(df, features))
+    _check_binary_here(sc, binary)
+    with tempfile.TemporaryDirectory(prefix="sparktorch-model-") as tmp:
+        path = os.path.join(tmp, "model.pt")
+        with open(path, "wb") as f:
+            f.write(model)
+        model_path = ship_file(sc, path)
+    vector = vector_out or probabilities
+    command = predict_command(binary_candidates(binary, files_dir(sc)),
+                              opts.verbosity_flags(verbose), model_path, vector, probabilities,
+                              batch_size, threads or int(sc.getConf().get("spark.task.cpus", "1")),
+                              device, on_bad_row)
+    line = "__sparktorch_prediction"
+    if jvm.recomputes_in_order(df):
+        predicted = jvm.pipe(sc, jvm.lines(df.selectExpr(text)), command, {}, barrier=False)
+        paired = jvm.zip_lines(df, predicted, line)
+        return paired.select(*[paired[c] for c in df.columns] +
+                             [_prediction(line, vector).alias(prediction_col)])
+    return _predict_through_python(df, text, command, vector, prediction_col)
+
+
+def _predict_through_python(df, text, command, vector, prediction_col):
+    """predict for a DataFrame that may give its rows in another order when read again: each
+    row passes through a Python worker with its text, and comes back with its prediction."""
+    from pyspark.ml.linalg import DenseVector, VectorUDT  # pylint: disable=import-outside-toplevel
+    from pyspark.sql.types import DoubleType, StructField, StructType  # noqa: E501 pylint: disable=import-outside-toplevel
+    spark = _session(df)
+    ship_package(spark.sparkContext)
+    task = PredictTask(command, vector)
+    rows = df.selectExpr("*", text + " AS __sparktorch_text").rdd.mapPartitions(task)
+    if vector:
         rows = rows.map(lambda r: r[:-1] + (None if r[-1] is None else DenseVector(r[-1]),))
-    field = StructField(prediction_col, VectorUDT() if vector_out or probabilities
-                        else DoubleType(), True)
+    field = StructField(prediction_col, VectorUDT() if vector else DoubleType(), True)
     return spark.createDataFrame(rows, StructType(df.schema.fields + [field]))
 
 

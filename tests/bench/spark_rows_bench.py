@@ -1,58 +1,128 @@
-"""What a Spark task spends on its rows: sparktorch_spark's RowEncoder (numpy, and the struct
-fallback when numpy is missing) on Fashion-MNIST rows, and the whole predict path of a task,
-PredictTask (encode, pipe through `sparktorch predict`, pair the answers with the rows).
+"""Rows per second from a Spark DataFrame into the binary and back (README, "Spark: measured").
 
-  python3 tests/bench/spark_rows_bench.py [MODEL.pt]     # after examples/quickstart.sh
+    spark-submit --master 'local[2]' tests/bench/spark_rows_bench.py --data out/spark \
+        --binary build/sparktorch
 
-Uses out/fashion_test.csv (10,000 rows) and out/fashion_mnist_mlp.pt from the quickstart.
-Reports rows/s; it never fails on time. Run it with /usr/bin/python3 to include numpy.
+For each kind of input, the 60,000 Fashion-MNIST training rows in 2 partitions:
+  vector (as assembled)  Parquet with a Spark ML `features` vector column as VectorAssembler
+                         makes it (sparse where most pixels are 0: 52,171 of the rows);
+  vector (dense)         the same vectors, all dense;
+  numeric columns (CSV)  a CSV file with a header, label and p0..p783, read with inferSchema;
+  numeric columns        the same columns in Parquet,
+it prints:
+  into train   rows/s from the DataFrame into `sparktorch train` in a 1-epoch sync fit: the
+               rows over the slowest rank's read_seconds (its summary), 2 tasks together;
+  predict      rows/s of sparktorch_spark.spark.predict (rows to `sparktorch predict` and the
+               predictions back beside their rows), counted by an aggregate over the result;
+  through Python  the same prediction with every row through a Python worker (the path taken
+               when a DataFrame may give its rows in another order when read twice).
+Each figure is the better of 2 runs in this session (the first pays for the JVM's warm-up). It
+fails on nothing but errors; tests/bench/spark_bench.sh runs it.
 """
-import io
+import argparse
 import os
 import sys
+import tempfile
 import time
 
-REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.join(HERE, "..", "..")
 sys.path.insert(0, os.path.join(REPO, "spark-scripts"))
 
-from sparktorch_spark import rows as rows_module  # noqa: E402
-from sparktorch_spark.rows import RowEncoder  # noqa: E402
-from sparktorch_spark.tasks import PredictTask  # noqa: E402
+from pyspark.ml.linalg import DenseVector, VectorUDT  # noqa: E402
+from pyspark.sql import SparkSession, functions  # noqa: E402
+
+from sparktorch_spark import options as opts  # noqa: E402
+from sparktorch_spark import rows as text_rows  # noqa: E402
+from sparktorch_spark import spark as layer  # noqa: E402
+from sparktorch_spark.options import TrainOptions  # noqa: E402
+from sparktorch_spark.tasks import binary_candidates, predict_command  # noqa: E402
+
+SPEC = os.path.join(REPO, "examples", "fashion_mnist_mlp.json")
 
 
-def best_of(runs, work):
-    times = []
+def inputs(spark, data):
+    """{name: DataFrame} of the inputs, writing the derived ones into `data` once."""
+    assembled = spark.read.parquet(os.path.join(data, "fashion_train.parquet"))
+    dense_path = os.path.join(data, "fashion_train_dense.parquet")
+    if not os.path.exists(dense_path):
+        to_dense = functions.udf(lambda v: DenseVector(v.toArray()), VectorUDT())
+        assembled.withColumn("features", to_dense("features")).write.parquet(dense_path)
+    csv = spark.read.option("header", "true").option("inferSchema", "true").csv(
+        os.path.join(data, "fashion_train.csv"))
+    columns_path = os.path.join(data, "fashion_train_columns.parquet")
+    if not os.path.exists(columns_path):
+        csv.write.parquet(columns_path)
+    return [("vector (as assembled)", assembled),
+            ("vector (dense)", spark.read.parquet(dense_path)),
+            ("numeric columns (CSV)", csv),
+            ("numeric columns", spark.read.parquet(columns_path))]
+
+
+def best(runs, work):
+    """The smallest of `runs` timings of `work()` (seconds), and its last result."""
+    times, result = [], None
     for _ in range(runs):
-        start = time.perf_counter()
-        work()
-        times.append(time.perf_counter() - start)
-    return min(times)
+        start = time.time()
+        result = work()
+        times.append(time.time() - start)
+    return min(times), result
 
 
 def main():
-    model_path = sys.argv[1] if len(sys.argv) > 1 else os.path.join(REPO, "out",
-                                                                    "fashion_mnist_mlp.pt")
-    with open(os.path.join(REPO, "out", "fashion_test.csv")) as f:
-        table = [tuple(float(v) for v in line.split(",")) for line in f]
-    names = ["p%d" % i for i in range(784)]
-    numpy = rows_module.numpy
-    for label, use_numpy in (("numpy", True), ("struct", False)):
-        if use_numpy and numpy is None:
-            print("encode (numpy): numpy not installed here")
-            continue
-        rows_module.numpy = numpy if use_numpy else None
-        encoder = RowEncoder(1, names)
-        seconds = best_of(3, lambda: [encoder.encode(r) for r in table])
-        print("encode (%s): %d rows in %.3f s: %.0f rows/s"
-              % (label, len(table), seconds, len(table) / seconds))
-    rows_module.numpy = numpy
-    with open(model_path, "rb") as f:
-        model = f.read()
-    task = PredictTask(os.path.join(REPO, "build", "sparktorch"), ["-q"], model, range(1, 785),
-                       names)
-    seconds = best_of(3, lambda: list(task(iter(table), log=io.StringIO())))
-    print("PredictTask (encode, sparktorch predict, pair): %d rows in %.3f s: %.0f rows/s"
-          % (len(table), seconds, len(table) / seconds))
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--binary", required=True)
+    parser.add_argument("--partitions", type=int, default=2)
+    args = parser.parse_args()
+    binary = os.path.abspath(args.binary)
+    spark = SparkSession.builder.appName("sparktorch rows bench").getOrCreate()
+    table = []
+    model = None
+    for name, df in inputs(spark, args.data):
+        df = df.coalesce(args.partitions) if df.rdd.getNumPartitions() > args.partitions else df
+        rows = df.count()
+        options = TrainOptions(torchObj=SPEC, labelCol="label", iters=1,
+                               partitions=args.partitions, binary=binary, verbose=-1,
+                               inputCols=None if "features" in df.columns else
+                               [c for c in df.columns if c != "label"])
+        reads = []
+        for _ in range(2):
+            result = layer.train(df, options)
+            reads.append(max(s["read_seconds"] for s in result.summaries))
+        model = result.model
+        features = df.drop("label")
+
+        def predicted(frame):
+            return frame.agg(functions.sum("predictions")).first()[0]
+
+        predict_seconds, _ = best(2, lambda: predicted(layer.predict(features, model,
+                                                                     binary=binary)))
+        line = [name, rows / min(reads), rows / predict_seconds]
+        if name.startswith("vector (as"):
+            python_seconds, _ = best(2, lambda: predicted(_through_python(features, model,
+                                                                          binary)))
+            line.append(rows / python_seconds)
+        table.append(line)
+    spark.stop()
+    print("\nrows/s, 2 tasks on %d partitions together (better of 2 runs)" % args.partitions)
+    print("%-24s %12s %12s %16s" % ("input", "into train", "predict", "through Python"))
+    for line in table:
+        print("%-24s %12.0f %12.0f %16s" % (line[0], line[1], line[2],
+                                             "%.0f" % line[3] if len(line) > 3 else ""))
+
+
+def _through_python(df, model, binary):
+    """spark.predict's Python path, forced (it is taken for DataFrames read in no fixed
+    order)."""
+    sc = df.sql_ctx.sparkSession.sparkContext
+    with tempfile.NamedTemporaryFile(suffix=".pt", delete=False) as f:
+        f.write(model)
+    command = predict_command(binary_candidates(binary, layer.files_dir(sc)),
+                              opts.verbosity_flags(-1), layer.ship_file(sc, f.name), False, False,
+                              1024, 1, "cpu", "fail")
+    text = text_rows.row_text(None, layer._kinds(df, ["features"]))  # noqa pylint: disable=protected-access
+    return layer._predict_through_python(df, text, command, False, "predictions")  # noqa pylint: disable=protected-access
 
 
 if __name__ == "__main__":

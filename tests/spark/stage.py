@@ -1,10 +1,12 @@
-"""What the Spark layer does with a task, without Spark, for the tests in tests/spark/.
+"""What the Spark layer does with a training job's tasks, without Spark, for tests/spark/.
 
-`Stage(partitions)` is a `run_stage` for sparktorch_spark.job.run_training: it runs the task
-on every partition at once, each in a thread as the tasks of a barrier stage run, and returns
-their (rank, line) pairs in rank order, or raises the first task's error. Partitions are lists
-of tuples `(label, features...)`, as `df.select(label, *features)` gives them. Environment:
-REPO (the repository), DATA (the integration fixture's Fashion-MNIST CSV files).
+`Stage(partitions)` is a `run_stage` for sparktorch_spark.job.run_training: it runs the task's
+command on every partition at once, each in a thread as the tasks of a barrier stage run, fed
+the partition's rows as the JVM's RDD.pipe feeds them (the `vector` format that
+sparktorch_spark.rows makes, the partition id before the first row), and returns every line
+they wrote in partition order, or raises the first task's error. Partitions are lists of
+tuples `(label, feature, feature, ...)`. Environment: REPO (the repository), DATA (the
+integration fixture's Fashion-MNIST CSV files).
 """
 import io
 import os
@@ -14,6 +16,14 @@ import threading
 REPO = os.environ["REPO"]
 DATA = os.environ["DATA"]
 sys.path.insert(0, os.path.join(REPO, "spark-scripts"))
+
+from sparktorch_spark.runner import pipe_partition  # noqa: E402
+
+
+def vector_row(row, label=True):
+    """A row as Spark SQL writes it for the binary: `LABEL,[F,F,...]` (rows.row_text)."""
+    features = "[%s]" % ",".join(repr(float(v)) for v in row[1 if label else 0:])
+    return "%r,%s" % (float(row[0]), features) if label else features
 
 
 def csv_rows(name, count):
@@ -32,15 +42,17 @@ def split(rows, n):
 
 
 class Stage:
-    """Runs a task over `partitions` at once. `fail(rank, attempt)` may return an exception
-    to raise in that task after its first rows, as a task killed by Spark would end. Each call
-    is one attempt; `attempts` counts them, `logs` keeps every task's log."""
+    """Runs a task's command over `partitions` at once. `fail(rank, attempt)` may return an
+    exception to raise in that task after its first rows, as a task killed by Spark would end.
+    Each call is one attempt; `attempts` counts them, `logs` keeps every task's log and
+    `commands` every attempt's command."""
 
     def __init__(self, partitions, fail=None):
         self.partitions = partitions
         self.fail = fail
         self.attempts = 0
         self.logs = []
+        self.commands = []
 
     def rows(self, rank, attempt):
         for n, row in enumerate(self.partitions[rank]):
@@ -48,19 +60,22 @@ class Stage:
                 error = self.fail(rank, attempt)
                 if error is not None:
                     raise error
-            yield row
+            line = vector_row(row)
+            yield "%d\t%s" % (rank, line) if n == 0 else line
 
-    def __call__(self, task):
+    def __call__(self, command, env):
         self.attempts += 1
         attempt = self.attempts - 1
+        self.commands.append(list(command))
 
         def run(rank):
             log = io.StringIO()
             self.logs.append(log)
-            return list(task(rank, self.rows(rank, attempt), attempt, log=log))
+            return list(pipe_partition(self.rows(rank, attempt), command,
+                                       env=dict(os.environ, **env), log=log))
 
         results = run_at_once([lambda r=r: run(r) for r in range(len(self.partitions))])
-        return [pair for result in results for pair in result]
+        return [line for result in results for line in result]
 
 
 def run_at_once(calls):

@@ -1,22 +1,23 @@
 """A training job as the driver runs it (sparktorch_spark.job), without Spark: serve on the
-driver, the tasks of tests/spark/stage.py in threads, the real binary; then predictions with
-the trained model through PredictTask. Environment: SPARKTORCH, REPO, DATA."""
+driver, the tasks' command run by tests/spark/stage.py in threads on their rows, the real
+binary; then predictions with the trained model through PredictTask. Environment: SPARKTORCH,
+REPO, DATA."""
 import io
 import os
 import re
 import socket
+import tempfile
 import unittest
 
-from stage import REPO, Stage, csv_rows, split
+from stage import REPO, Stage, csv_rows, split, vector_row
 
 from sparktorch_spark.job import JobFailed, run_training  # noqa: E402
 from sparktorch_spark.options import TrainOptions  # noqa: E402
 from sparktorch_spark.serve import ServeError  # noqa: E402
-from sparktorch_spark.tasks import PredictTask  # noqa: E402
+from sparktorch_spark.tasks import BinaryMissing, PredictTask, predict_command  # noqa: E402
 
 SPARKTORCH = os.environ["SPARKTORCH"]
 SPEC = os.path.join(REPO, "examples", "fashion_mnist_mlp.json")
-PIXELS = ["p%d" % i for i in range(784)]
 
 
 def options(**given):
@@ -25,15 +26,20 @@ def options(**given):
     return TrainOptions(**base)
 
 
-def train(stage, world_size, log=None, **given):
+def train(stage, world_size, log=None, candidates=(SPARKTORCH,), **given):
     o = options(**given)
-    return run_training(o, o.check(), world_size, stage, SPARKTORCH, host="127.0.0.1",
-                        feature_names=PIXELS, log=log or io.StringIO())
+    return run_training(o, o.check(), world_size, stage, SPARKTORCH, candidates=candidates,
+                        task_model=SPEC, host="127.0.0.1", log=log or io.StringIO())
 
 
 def accuracy(model, rows):
-    task = PredictTask(SPARKTORCH, [], model, range(1, 785), PIXELS)
-    out = list(task(iter(rows), log=io.StringIO()))
+    with tempfile.NamedTemporaryFile(suffix=".pt") as f:
+        f.write(model)
+        f.flush()
+        task = PredictTask(predict_command([SPARKTORCH], [], f.name, False, False, 1024, 1,
+                                           "cpu", "fail"), vector_out=False)
+        out = list(task((row + (vector_row(row[1:], label=False),) for row in rows),
+                        log=io.StringIO()))
     return sum(1 for r in out if r[-1] == r[0]) / len(rows), out
 
 
@@ -93,6 +99,30 @@ class TrainJobTest(unittest.TestCase):
                          r"sparktorch: error: rank 1 failed: stdin:6: label 42 is not a class index 0..9")
         self.assertIn("(rank R is the stage's partition R, stdin:N its Nth row; each task's log "
                       "has its rank's messages)", str(caught.exception))
+
+    def test_the_tasks_take_the_secret_from_their_environment_not_their_command(self):
+        stage = Stage(split(self.train_rows[:600], 2))
+        train(stage, 2)
+        command = stage.commands[0]
+        self.assertEqual(command[:2], ["/bin/sh", "-c"])  # the launcher finds the binary
+        binary_args = command[command.index("--") + 1:]
+        self.assertEqual(binary_args[:8], ["train", "--mode", "sync", "--tracker", binary_args[4],
+                                           "--rank-from-stdin", "--world-size", "2"])
+        self.assertFalse([arg for arg in command if re.fullmatch("[0-9a-f]{32}", arg)])
+
+    def test_a_task_without_a_binary_fails_the_job_at_once_naming_where_it_looked(self):
+        stage = Stage(split(self.train_rows[:100], 2))
+        with self.assertRaises(BinaryMissing) as caught:
+            train(stage, 2, candidates=("/nonexistent/sparktorch", "./sparktorch/sparktorch"))
+        self.assertEqual(stage.attempts, 1)
+        self.assertEqual(str(caught.exception),
+                         "no sparktorch binary on an executor: tried /nonexistent/sparktorch, "
+                         "./sparktorch/sparktorch (ship the bundle with spark-submit --archives "
+                         "sparktorch-VERSION-linux-x86_64.tar.gz#sparktorch (on YARN, or any "
+                         "cluster manager from Spark 3.1), or give its path with binary=)")
+        self.assertIn("sparktorch: error: no sparktorch binary on %s: tried /nonexistent/"
+                      "sparktorch, ./sparktorch/sparktorch" % socket.gethostname(),
+                      stage.logs[0].getvalue())
 
     def test_a_port_in_use_is_reported_before_any_task_starts(self):
         taken = socket.socket()

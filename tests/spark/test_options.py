@@ -9,19 +9,17 @@ import tempfile
 import time
 import unittest
 
-from stage import REPO, csv_rows
+from stage import REPO, csv_rows, vector_row
 
 from sparktorch_spark import cli  # noqa: E402
 from sparktorch_spark import options as opts  # noqa: E402
 from sparktorch_spark.options import OptionError, TrainOptions  # noqa: E402
-from sparktorch_spark.runner import SparktorchError  # noqa: E402
-from sparktorch_spark.tasks import TrainTask  # noqa: E402
+from sparktorch_spark import exit_codes  # noqa: E402
+from sparktorch_spark.runner import SparktorchError, pipe_partition  # noqa: E402
+from sparktorch_spark.tasks import train_command  # noqa: E402
 
 SPARKTORCH = os.environ["SPARKTORCH"]
 SPEC = os.path.join(REPO, "examples", "fashion_mnist_mlp.json")
-PIXELS = ["p%d" % i for i in range(784)]
-USAGE = 2  # sparktorch's exit status for a flag it does not take (cli/exit_codes.h)
-RENDEZVOUS = 69  # could not reach the tracker or the parameter server
 
 
 class TrainOptionsTest(unittest.TestCase):
@@ -145,11 +143,11 @@ class FlagsTest(unittest.TestCase):
         self.assertEqual(opts.verbosity_flags(0), [])
 
     def test_row_flags(self):
-        self.assertEqual(opts.row_flags(1), ["--format", "compact", "--on-bad-row", "fail"])
-        self.assertEqual(opts.row_flags(3, "skip"),
-                         ["--format", "compact", "--on-bad-row", "skip", "--label-col", "0:2"])
-        self.assertEqual(opts.row_flags(0), ["--format", "compact", "--on-bad-row", "fail",
-                                             "--no-label"])
+        self.assertEqual(opts.row_flags(True), ["--format", "vector", "--on-bad-row", "fail"])
+        self.assertEqual(opts.row_flags(True, "skip"),
+                         ["--format", "vector", "--on-bad-row", "skip"])
+        self.assertEqual(opts.row_flags(False), ["--format", "vector", "--on-bad-row", "fail",
+                                                 "--no-label"])
 
 
 class BinaryTakesTheFlagsTest(unittest.TestCase):
@@ -201,7 +199,7 @@ class BinaryTakesTheFlagsTest(unittest.TestCase):
         # The check tells a usage error when there is one: hogwild serve takes no job id.
         address, failed = self.serve(args + ["--job-id", "65537"])
         self.assertIsNone(address)
-        self.assertEqual(failed[0], USAGE, failed[1])
+        self.assertEqual(failed[0], exit_codes.USAGE, failed[1])
 
     def test_serve_takes_the_sync_flags(self):
         o = TrainOptions(**FlagsTest.SYNC)
@@ -211,30 +209,29 @@ class BinaryTakesTheFlagsTest(unittest.TestCase):
         self.assertIsNone(failed)
         self.assertRegex(address, r"^[^:\s]+:\d+$")
 
-    def run_task(self, mode, given, address, files, model_args):
+    def run_task(self, mode, given, address, model_args):
         o = TrainOptions(**given)
         self.assertEqual(o.check(), mode)
-        task = TrainTask(SPARKTORCH, opts.verbosity_flags(o.verbose), mode, address, 2,
-                         opts.train_flags(o, mode, 1) + model_args, files,
-                         {"SPARKTORCH_SECRET": "options-test-secret"}, 1, PIXELS,
-                         opts.row_flags(1, "skip"))
+        command = train_command([SPARKTORCH], opts.verbosity_flags(o.verbose), mode, address, 2,
+                                opts.row_flags(True, "skip") + opts.train_flags(o, mode, 1) +
+                                model_args)
+        lines = ["0\t" + vector_row(self.rows[0])] + [vector_row(r) for r in self.rows[1:]]
         with self.assertRaises(SparktorchError) as caught:
-            list(task(0, iter(self.rows), log=io.StringIO()))
+            list(pipe_partition(lines, command, log=io.StringIO(),
+                                env=dict(os.environ, SPARKTORCH_SECRET="options-test-secret")))
         return caught.exception
 
     def test_a_sync_task_takes_the_sync_flags(self):
-        with open(SPEC, "rb") as f:
-            files = {"model.json": f.read()}
         o = TrainOptions(**FlagsTest.SYNC)
-        failed = self.run_task("sync", FlagsTest.SYNC, "127.0.0.1:1", files,
-                               opts.model_flags(o, "model.json", None))
-        self.assertEqual(failed.code, RENDEZVOUS, failed.stderr_tail)
+        failed = self.run_task("sync", FlagsTest.SYNC, "127.0.0.1:1",
+                               opts.model_flags(o, SPEC, None))
+        self.assertEqual(failed.code, exit_codes.RENDEZVOUS, failed.stderr_tail)
         self.assertEqual(failed.stderr_tail[-1], "sparktorch: error: cannot reach the tracker "
                          "at 127.0.0.1:1: Connection refused")
 
     def test_a_hogwild_task_takes_the_hogwild_flags(self):
-        failed = self.run_task("hogwild", FlagsTest.HOGWILD, "127.0.0.1:1", {}, [])
-        self.assertEqual(failed.code, RENDEZVOUS, failed.stderr_tail)
+        failed = self.run_task("hogwild", FlagsTest.HOGWILD, "127.0.0.1:1", [])
+        self.assertEqual(failed.code, exit_codes.RENDEZVOUS, failed.stderr_tail)
         self.assertEqual(failed.stderr_tail[-1], "sparktorch: error: cannot reach the "
                          "parameter server at 127.0.0.1:1: Connection refused")
 

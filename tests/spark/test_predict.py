@@ -1,6 +1,6 @@
-"""sparktorch_spark.tasks: PredictTask against the real binary with a model trained once, and
-finding the binary on an executor (find_binary, check_binary). Environment: SPARKTORCH, REPO,
-DATA (see stage.py)."""
+"""sparktorch_spark.tasks: PredictTask and the prediction command against the real binary with
+a model trained once, the tasks' launcher, and finding the binary (find_binary). Environment:
+SPARKTORCH, REPO, DATA (see stage.py)."""
 import io
 import os
 import shutil
@@ -10,21 +10,18 @@ import tempfile
 import threading
 import unittest
 
-from stage import DATA, REPO, csv_rows
+from stage import DATA, REPO, csv_rows, vector_row
 
-from sparktorch_spark import tasks  # noqa: E402
-from sparktorch_spark.rows import RowError  # noqa: E402
 from sparktorch_spark.runner import SparktorchError  # noqa: E402
-from sparktorch_spark.tasks import BinaryMissing, PredictTask, check_binary, find_binary  # noqa
+from sparktorch_spark.tasks import (BinaryMissing, PredictTask, binary_candidates,  # noqa: E402
+                                    find_binary, launcher, predict_command, prediction_value)
 
 SPARKTORCH = os.environ["SPARKTORCH"]
 SPEC = os.path.join(REPO, "examples", "fashion_mnist_mlp.json")
-PIXELS = ["p%d" % i for i in range(784)]
 HOST = socket.gethostname()
-VECTOR = dict(positions=[1], names=["features"])  # rows (label, vector)
 MISSING_HELP = ("(ship the bundle with spark-submit --archives "
-                "sparktorch-VERSION-linux-x86_64.tar.gz#sparktorch, or give its path with "
-                "binary=)")
+                "sparktorch-VERSION-linux-x86_64.tar.gz#sparktorch (on YARN, or any cluster "
+                "manager from Spark 3.1), or give its path with binary=)")
 
 
 def binary_classes(model_path, csv_name):
@@ -34,33 +31,16 @@ def binary_classes(model_path, csv_name):
     return [float(int(line)) for line in done.stdout.decode().splitlines()]
 
 
-def remove_model_files():
-    """Removes the model files PredictTask wrote in this process (they outlive the tasks, as
-    they should in a Python worker that Spark reuses)."""
-    for path in tasks._model_files.values():  # pylint: disable=protected-access
-        shutil.rmtree(os.path.dirname(path), ignore_errors=True)
+def with_text(rows):
+    """Rows (label, pixel, ...) with their features' text last, as spark.predict selects them."""
+    return [row + (vector_row(row[1:], label=False),) for row in rows]
 
 
-def tearDownModule():  # pylint: disable=invalid-name  # unittest's name
-    remove_model_files()
-
-
-class DenseVector:
-    """Mirrors the duck type of pyspark.ml.linalg.DenseVector that RowEncoder relies on:
-    toArray() gives the values."""
-
-    def __init__(self, values):
-        self.values = values
-
-    def toArray(self):  # pylint: disable=invalid-name  # PySpark's name
-        return self.values
-
-
-class Broadcast:
-    """What PredictTask uses of a Spark broadcast variable: `.value`."""
-
-    def __init__(self, value):
-        self.value = value
+def with_second_value(row, text):
+    """`row` (as with_text gives it) with its second feature's text replaced by `text` (Spark
+    writes a NaN as NaN, a null cell as null)."""
+    cells = ["%r" % v for v in row[1:-1]]
+    return row[:-1] + ("[%s]" % ",".join(cells[:1] + [text] + cells[2:]),)
 
 
 class PredictTaskTest(unittest.TestCase):
@@ -71,35 +51,32 @@ class PredictTaskTest(unittest.TestCase):
         subprocess.run([SPARKTORCH, "-q", "train", "--model", SPEC, "--epochs", "1", "--input",
                         os.path.join(DATA, "train2k.csv"), "--output", cls.model_path],
                        check=True, stdout=subprocess.DEVNULL)
-        with open(cls.model_path, "rb") as f:
-            cls.model = f.read()
         cls.rows = csv_rows("test2k.csv", 2000)  # (label, pixel, ...)
         cls.classes = binary_classes(cls.model_path, "test2k.csv")
-        # (label, features vector), as a DataFrame with a Spark ML features column gives them
-        cls.vectors = [(row[0], DenseVector(list(row[1:]))) for row in cls.rows]
 
     @classmethod
     def tearDownClass(cls):
         shutil.rmtree(cls.tmp, ignore_errors=True)
 
-    def predict(self, rows, model=None, positions=range(1, 785), names=PIXELS, **given):
-        task = PredictTask(SPARKTORCH, [], self.model if model is None else model, positions,
-                           names, **given)
+    def predict(self, rows, vector_out=False, probabilities=False, on_bad_row="fail"):
+        """PredictTask over `rows`, each with its text last (with_text)."""
+        command = predict_command([SPARKTORCH], [], self.model_path, vector_out or probabilities,
+                                  probabilities, 1024, 1, "cpu", on_bad_row)
+        task = PredictTask(command, vector_out)
         return list(task(iter(rows), log=io.StringIO()))
 
     def test_each_row_comes_back_in_order_with_the_binarys_class(self):
-        out = self.predict(self.rows)
+        out = self.predict(with_text(self.rows))
         self.assertEqual(len(out), 2000)
         self.assertEqual([r[:-1] for r in out], self.rows)
         predictions = [r[-1] for r in out]
         self.assertTrue(all(isinstance(p, float) for p in predictions))
-        self.assertEqual(set(predictions) - set(float(c) for c in range(10)), set())
         self.assertEqual(predictions, self.classes)
         accuracy = sum(1 for r in out if r[-1] == r[0]) / len(out)
         self.assertGreater(accuracy, 0.6)  # one epoch of 2,000 rows; a real model, not noise
 
     def test_vector_out_gives_the_outputs_whose_argmax_is_the_class(self):
-        out = self.predict(self.vectors[:500], vector_out=True, **VECTOR)
+        out = self.predict(with_text(self.rows[:500]), vector_out=True)
         self.assertEqual(len(out), 500)
         for row, expected in zip(out, self.classes):
             outputs = row[-1]
@@ -108,8 +85,7 @@ class PredictTaskTest(unittest.TestCase):
             self.assertEqual(float(outputs.index(max(outputs))), expected)
 
     def test_probabilities_sum_to_one(self):
-        out = self.predict(self.vectors[:500], vector_out=True, probabilities=True,
-                           **VECTOR)
+        out = self.predict(with_text(self.rows[:500]), vector_out=True, probabilities=True)
         self.assertEqual(len(out), 500)
         for row, expected in zip(out, self.classes):
             p = row[-1]
@@ -117,92 +93,47 @@ class PredictTaskTest(unittest.TestCase):
             self.assertAlmostEqual(sum(p), 1.0, delta=1e-4)
             self.assertTrue(all(0.0 <= v <= 1.0 for v in p))
             self.assertEqual(float(p.index(max(p))), expected)
-        classes = self.predict(self.vectors[:200], probabilities=True, **VECTOR)  # no vector_out
+        classes = self.predict(with_text(self.rows[:200]), probabilities=True)  # no vector_out
         self.assertEqual([r[-1] for r in classes], self.classes[:200])
 
-    def test_feature_positions_pick_the_features_out_of_wider_rows(self):
-        wide = [("row-%d" % n, row[0]) + row[1:] for n, row in enumerate(self.rows[:300])]
-        out = self.predict(wide, positions=range(2, 786))
-        self.assertEqual([r[:-1] for r in out], wide)
-        self.assertEqual([r[-1] for r in out], self.classes[:300])
-
     def test_a_bad_row_skipped_gets_none_and_the_others_their_class(self):
-        rows = list(self.rows[:50])
-        rows[7] = rows[7][:100] + (float("nan"),) + rows[7][101:]
+        rows = with_text(self.rows[:50])
+        rows[7] = with_second_value(rows[7], "NaN")
         out = self.predict(rows, on_bad_row="skip")
-        self.assertEqual([r[:-1] for r in out], rows)
+        self.assertEqual([r[:-1] for r in out], [r[:-1] for r in rows])
         self.assertIsNone(out[7][-1])
         self.assertEqual([r[-1] for n, r in enumerate(out) if n != 7],
                          [c for n, c in enumerate(self.classes[:50]) if n != 7])
 
     def test_a_bad_row_fails_the_partition_by_default_naming_its_line(self):
-        rows = list(self.rows[:50])
-        rows[7] = rows[7][:100] + (float("nan"),) + rows[7][101:]
+        rows = with_text(self.rows[:50])
+        rows[7] = with_second_value(rows[7], "NaN")
         with self.assertRaises(SparktorchError) as caught:
             self.predict(rows)
         self.assertEqual(caught.exception.code, 3)
-        self.assertRegex(caught.exception.stderr_tail[-1], r"^sparktorch: error: stdin:8:\d+: "
-                         r"expected a finite number, got nan in column 99$")
-        # the message says what stdin was: the partition's rows, from which columns
+        self.assertEqual(caught.exception.stderr_tail[-1], "sparktorch: error: stdin:8:6: "
+                         "expected a finite number, got \"NaN\"")  # [0.0,NaN
         self.assertTrue(str(caught.exception).startswith(
-            "sparktorch predict (its stdin: this partition's rows, line N the Nth; features "
-            "from p0, p1, p2, ..., p782, p783 (784)) exited with status 3:\n"), caught.exception)
+            "sparktorch predict (its stdin: this partition's rows, line N the Nth) exited with "
+            "status 3:\n"), caught.exception)
 
-    def test_a_null_cell_fails_the_partition_naming_its_column(self):
-        rows = list(self.rows[:20])
-        rows[7] = rows[7][:5] + (None,) + rows[7][6:]
-        with self.assertRaises(RowError) as caught:
+    def test_a_null_cell_fails_the_partition_naming_its_line_and_column(self):
+        rows = with_text(self.rows[:20])
+        rows[7] = with_second_value(rows[7], "null")
+        with self.assertRaises(SparktorchError) as caught:
             self.predict(rows)
-        self.assertEqual(str(caught.exception), "column p4 is null")
-
-    def test_the_model_may_be_a_broadcast(self):
-        out = self.predict(self.vectors[:300], model=Broadcast(self.model), **VECTOR)
-        self.assertEqual([r[-1] for r in out], self.classes[:300])
-
-    def test_the_model_file_is_written_once_per_process(self):
-        saved = dict(tasks._model_files)  # pylint: disable=protected-access
-        real_write = tasks._write_files  # pylint: disable=protected-access
-        written = []
-
-        def counting_write(files):
-            written.append(sorted(files))
-            return real_write(files)
-
-        tasks._model_files.clear()  # pylint: disable=protected-access
-        tasks._write_files = counting_write  # pylint: disable=protected-access
-        try:
-            first = self.predict(self.vectors[:5], **VECTOR)
-            second = self.predict(self.vectors[:5], model=Broadcast(self.model), **VECTOR)
-            self.assertEqual(written, [["model.pt"]])
-            self.assertEqual(len(tasks._model_files), 1)  # pylint: disable=protected-access
-            path = next(iter(tasks._model_files.values()))  # pylint: disable=protected-access
-            with open(path, "rb") as f:
-                self.assertEqual(f.read(), self.model)
-            self.assertEqual(first, second)
-            shutil.rmtree(os.path.dirname(path))  # a worker's files may be cleaned under it
-            self.predict(self.vectors[:5], **VECTOR)
-            self.assertEqual(written, [["model.pt"], ["model.pt"]])
-        finally:
-            tasks._write_files = real_write  # pylint: disable=protected-access
-            remove_model_files()
-            tasks._model_files.clear()  # pylint: disable=protected-access
-            tasks._model_files.update(saved)  # pylint: disable=protected-access
+        self.assertEqual(caught.exception.stderr_tail[-1], "sparktorch: error: stdin:8:6: "
+                         "expected a number, got \"null\"")
 
     def test_a_partition_larger_than_the_pipes_does_not_deadlock(self):
-        # Some 50 MB of compact rows in and 12,000 answers out: far more than a pipe holds,
-        # so this finishes only when rows are written while answers are read. The features
-        # are one vector cell per row, as a Spark ML features column gives them (and quicker
-        # to encode than 784 cells).
-        with open(os.path.join(DATA, "train12k.csv")) as f:
-            rows = [(float(line[:line.index(",")]),
-                     DenseVector([float(v) for v in line.split(",")[1:]])) for line in f]
-        self.assertEqual(len(rows), 12000)
+        # Some 40 MB of rows in and 12,000 answers out: far more than a pipe holds, so this
+        # finishes only when rows are written while answers are read.
+        rows = with_text(csv_rows("train12k.csv", 12000))
         result = []
-        task = PredictTask(SPARKTORCH, [], self.model, [1], ["features"])
 
         def run():
             try:
-                result.append(list(task(iter(rows), log=io.StringIO())))
+                result.append(self.predict(rows))
             except BaseException as e:  # pylint: disable=broad-except  # raised below
                 result.append(e)
 
@@ -214,8 +145,18 @@ class PredictTaskTest(unittest.TestCase):
         if isinstance(out, BaseException):
             raise out
         self.assertEqual(len(out), 12000)
-        self.assertEqual([r[:-1] for r in out], rows)
+        self.assertEqual([r[:-1] for r in out], [r[:-1] for r in rows])
         self.assertEqual([r[-1] for r in out], binary_classes(self.model_path, "train12k.csv"))
+
+
+class PredictionValueTest(unittest.TestCase):
+    def test_one_output_is_the_value_several_the_index_of_the_largest(self):
+        self.assertEqual(prediction_value("0.25", False), 0.25)
+        self.assertEqual(prediction_value("0.1,0.7,0.2", False), 1.0)
+        self.assertEqual(prediction_value("0.5,0.5", False), 0.0)  # the first of equals
+        self.assertEqual(prediction_value("0.1,0.7,0.2", True), [0.1, 0.7, 0.2])
+        self.assertIsNone(prediction_value("", False))  # a row skipped as bad
+        self.assertIsNone(prediction_value("", True))
 
 
 class FindBinaryTest(unittest.TestCase):
@@ -234,16 +175,14 @@ class FindBinaryTest(unittest.TestCase):
         self.assertEqual(str(caught.exception), "no sparktorch binary on %s: tried %s %s"
                          % (HOST, missing, MISSING_HELP))
         os.chdir(self.tmp)
+        with self.assertRaises(BinaryMissing) as caught:  # relative to the working directory,
+            find_binary(os.path.join("bin", "sparktorch"), files_dir="/spark/files")  # or files
+        self.assertEqual(str(caught.exception), "no sparktorch binary on %s: tried "
+                         "./bin/sparktorch, /spark/files/bin/sparktorch %s" % (HOST, MISSING_HELP))
         with self.assertRaises(BinaryMissing) as caught:
-            find_binary(os.path.join("bin", "sparktorch"))  # relative to the working directory
-        self.assertEqual(str(caught.exception), "no sparktorch binary on %s: tried %s %s"
-                         % (HOST, missing, MISSING_HELP))
-        with self.assertRaises(BinaryMissing) as caught:
-            find_binary("sparktorch-not-installed")  # a bare name is also looked up on PATH
-        self.assertEqual(str(caught.exception), "no sparktorch binary on %s: tried %s, "
-                         "sparktorch-not-installed on PATH %s"
-                         % (HOST, os.path.join(self.tmp, "sparktorch-not-installed"),
-                            MISSING_HELP))
+            find_binary("sparktorch-not-installed")  # a bare name is looked up on PATH
+        self.assertEqual(str(caught.exception), "no sparktorch binary on %s: tried "
+                         "sparktorch-not-installed on PATH %s" % (HOST, MISSING_HELP))
 
     def test_the_archives_bundle_in_the_working_directory_is_found(self):
         os.mkdir(os.path.join(self.tmp, "sparktorch"))  # --archives bundle.tar.gz#sparktorch
@@ -251,33 +190,34 @@ class FindBinaryTest(unittest.TestCase):
         os.symlink(os.path.abspath(SPARKTORCH), bundled)
         os.chdir(self.tmp)
         self.assertEqual(find_binary(), bundled)
-        self.assertEqual(find_binary(None), bundled)
-        self.assertEqual(check_binary(), (HOST, None))
-        task = PredictTask(None, [], Broadcast(b"not a model"), range(1, 785), PIXELS)
-        self.assertEqual(task.command()[0], bundled)
+        self.assertEqual(binary_candidates(), ["./sparktorch/sparktorch", "sparktorch"])
+        self.assertEqual(binary_candidates(None, "/spark/files"),
+                         ["./sparktorch/sparktorch", "/spark/files/sparktorch/sparktorch",
+                          "sparktorch"])
 
-    def test_check_binary_runs_the_binary(self):
-        self.assertEqual(check_binary(SPARKTORCH), (HOST, None))
-        broken = os.path.join(self.tmp, "sparktorch-broken")
-        with open(broken, "w") as f:
-            f.write("#!/bin/sh\necho starting >&2\n"
-                    "echo 'sparktorch: error: libtorch_cpu.so: cannot open shared object "
-                    "file' >&2\nexit 3\n")
-        os.chmod(broken, 0o755)
-        self.assertEqual(check_binary(broken),
-                         (HOST, "%s --version exited with status 3: sparktorch: error: "
-                          "libtorch_cpu.so: cannot open shared object file" % broken))
-        silent = os.path.join(self.tmp, "sparktorch-silent")
-        with open(silent, "w") as f:
-            f.write("#!/bin/sh\nexit 3\n")
-        os.chmod(silent, 0o755)
-        self.assertEqual(check_binary(silent),
-                         (HOST, "%s --version exited with status 3: (nothing on stderr)"
-                          % silent))
-        missing = os.path.join(self.tmp, "nowhere", "sparktorch")
-        self.assertEqual(check_binary(missing),
-                         (HOST, "no sparktorch binary on %s: tried %s %s"
-                          % (HOST, missing, MISSING_HELP)))
+    def run_launcher(self, candidates, *args):
+        return subprocess.run(launcher(candidates) + list(args), stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, cwd=self.tmp, check=False)
+
+    def test_the_launcher_runs_the_first_binary_it_finds_with_the_arguments(self):
+        done = self.run_launcher(["./sparktorch/sparktorch", SPARKTORCH, "/never/looked/at"],
+                                 "--version")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue(done.stdout.decode().startswith("sparktorch "))
+        os.mkdir(os.path.join(self.tmp, "sparktorch"))
+        os.symlink(os.path.abspath(SPARKTORCH), os.path.join(self.tmp, "sparktorch", "sparktorch"))
+        done = self.run_launcher(["./sparktorch/sparktorch", "/nowhere"], "predict", "--help")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertIn("Usage: sparktorch predict", done.stdout.decode())
+
+    def test_the_launcher_without_a_binary_says_where_it_looked_and_exits_127(self):
+        done = self.run_launcher(["./sparktorch/sparktorch", "/nowhere/sparktorch",
+                                  "sparktorch-not-installed"], "--version")
+        self.assertEqual(done.returncode, 127)
+        self.assertEqual(done.stdout, b"")
+        self.assertEqual(done.stderr.decode(), "sparktorch: error: no sparktorch binary on %s: "
+                         "tried ./sparktorch/sparktorch, /nowhere/sparktorch, "
+                         "sparktorch-not-installed %s\n" % (os.uname().nodename, MISSING_HELP))
 
 
 if __name__ == "__main__":
