@@ -1,0 +1,62 @@
+"""spark-real.failures.{local,cluster}: train.py jobs that cannot succeed end promptly, with a
+non-zero exit status and the cause in spark-submit's output, and write no model:
+
+- more tasks than slots: --partitions 3 where a barrier stage gets 2 slots (local[2], and
+  local-cluster[2,1,1024]'s two 1-core executors) fails before any training starts, saying
+  `partitions=3, but a barrier stage can get 2 slots now`;
+- a bad row: bad.csv's first partition (rank 0, the larger file) has the label 42 on its 17th
+  row; the output names the rank, the row (stdin:17) and the failure (`label 42 is not a class
+  index`), and the job is not run again (it would fail the same way);
+- a missing binary: --binary /nonexistent/sparktorch fails saying `no sparktorch binary` and
+  the path it tried.
+
+  failures_test.py local|cluster
+"""
+import os
+
+from lib import (SPARK_DATA, check, done, expect, expect_failure, expect_in, setup, submit,
+                 train_args)
+
+# Seconds within which each job must have failed. Measured (see CMakeLists.txt): 8-40 s; the
+# slots check waits up to 30 s for executors before it gives up.
+WITHIN = 120
+
+
+def main():
+    _, master = setup("failures")
+    train = os.path.join(SPARK_DATA, "train.parquet")
+
+    check("--partitions 3 on %s (2 slots): fails before any training" % master)
+    model = os.path.abspath("slots.pt")
+    run = submit("slots", master, train_args(train, "sync", 1, model, partitions=3),
+                 timeout=240)
+    expect_failure(run, "--partitions 3", WITHIN)
+    expect_in(r"partitions=3, but a barrier stage can get 2 slots now", run.text,
+              "the cause")
+    expect(not any(word in run.text for word in ("tracker for", "serve at", " arrived")),
+           "no serve started and no task ran")
+    expect(not os.path.exists(model), "no model written")
+
+    check("a row with the label 42 (10 classes) at stdin:17 of rank 0")
+    model = os.path.abspath("bad.pt")
+    run = submit("bad_row", master, train_args(os.path.join(SPARK_DATA, "bad.csv"), "sync", 1,
+                                               model), timeout=240)
+    expect_failure(run, "a bad row", WITHIN)
+    expect_in(r"rank 0\b.*\bstdin:17\b.*label 42 is not a class index", run.text,
+              "one line names the rank, the row and the failure")
+    expect("runs again" not in run.text, "the job is not run again (it would fail again)")
+    expect(not os.path.exists(model), "no model written")
+
+    check("--binary /nonexistent/sparktorch")
+    model = os.path.abspath("missing.pt")
+    run = submit("no_binary", master, train_args(train, "sync", 1, model,
+                                                 binary="/nonexistent/sparktorch"), timeout=240)
+    expect_failure(run, "a missing binary", WITHIN)
+    expect_in(r"no sparktorch binary.*/nonexistent/sparktorch", run.text,
+              "the cause and the path tried")
+    expect(not os.path.exists(model), "no model written")
+    done()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,78 @@
+"""Fixture job of the spark-real tests (spark-real.data): writes the integration fixture's
+Fashion-MNIST rows (CSV lines `label,784 pixels`, no header) as the Spark sources the tests
+read, once, into OUT:
+
+  train.parquet  label (double), features (a Spark ML vector, by VectorAssembler): 12,000 rows
+                 in two files of 6,000 (two partitions when read)
+  train1.parquet the same rows in one file of one Parquet row group, which Spark 2.4 reads as
+                 two splits of which one holds every row and the other none
+  test.parquet   id (0, 1, ... in the CSV's order), label, features: 2,000 rows in one file, so
+                 that Spark reads them back in that order, in one partition
+  train.csv      label, p0..p783 with a header line (numeric columns train.py assembles)
+  bad.csv        label, p0..p783: 300 rows in part-00000 (the first partition Spark reads: the
+                 larger file) whose row BAD_ROW has the label 42, and 100 rows in part-00001
+
+  spark-submit prepare_data.py --train DATA/train12k.csv --test DATA/test2k.csv --out OUT
+"""
+import argparse
+import os
+
+from pyspark.ml.feature import VectorAssembler
+from pyspark.sql import SparkSession, Window, functions
+
+PIXELS = ["p%d" % i for i in range(784)]
+BAD_ROW = 17  # 1-based, in the first partition of bad.csv
+BAD_LABEL = 42
+
+
+def read_rows(spark, path):
+    """The CSV's rows in file order, in one partition, with an `id`: 0, 1, ..."""
+    df = spark.read.csv(os.path.abspath(path), inferSchema=True).coalesce(1)
+    df = df.toDF("label", *PIXELS).withColumn("label", functions.col("label").cast("double"))
+    return df.withColumn("id", functions.monotonically_increasing_id())
+
+
+def assemble(df):
+    return VectorAssembler(inputCols=PIXELS, outputCol="features").transform(df)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--train", required=True)
+    parser.add_argument("--test", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    spark = SparkSession.builder.appName("sparktorch spark-real data").getOrCreate()
+    out = lambda name: os.path.abspath(os.path.join(args.out, name))  # noqa: E731
+
+    train = read_rows(spark, args.train).cache()
+    assembled = assemble(train).select("id", "label", "features")
+    assembled.repartitionByRange(2, "id").sortWithinPartitions("id").select(
+        "label", "features").write.mode("overwrite").parquet(out("train.parquet"))
+    assembled.select("label", "features").coalesce(1).write.mode("overwrite").parquet(
+        out("train1.parquet"))
+    train.select("label", *PIXELS).write.mode("overwrite").option("header", "true").csv(
+        out("train.csv"))
+
+    test = read_rows(spark, args.test)
+    assemble(test).select("id", "label", "features").coalesce(1).write.mode(
+        "overwrite").parquet(out("test.parquet"))
+
+    # Two files of different sizes: Spark reads the larger first, so it is partition 0 (rank 0).
+    first = train.filter(train.id < 300).withColumn(
+        "label", functions.when(train.id == BAD_ROW - 1, float(BAD_LABEL))
+        .otherwise(train.label))
+    second = train.filter((train.id >= 300) & (train.id < 400))
+    bad = first.select("label", *PIXELS).coalesce(1).union(
+        second.select("label", *PIXELS).coalesce(1))
+    bad.write.mode("overwrite").option("header", "true").csv(out("bad.csv"))
+
+    for name in ("train.parquet", "train1.parquet", "train.csv", "test.parquet", "bad.csv"):
+        df = spark.read.load(out(name), format=name.split(".")[1], header=True)
+        rows = df.rdd.mapPartitions(lambda part: [sum(1 for _ in part)]).collect()
+        print("wrote %s: %d rows, partitions of %s" % (out(name), sum(rows), rows))
+    spark.stop()
+
+
+if __name__ == "__main__":
+    main()
