@@ -114,6 +114,16 @@ const char* AfterList(const char* p, const char* end) {
   return close != nullptr ? static_cast<const char*>(close) + 1 : nullptr;
 }
 
+// Just past the ')' closing the sparse vector "(size,[...],[...])" that starts at p, or nullptr
+// when there is no such ')' (the parse then says what is wrong).
+const char* AfterSparse(const char* p, const char* end) {
+  p = AfterList(p, end);                     // the indices
+  if (p != nullptr) p = AfterList(p, end);  // the values
+  if (p == nullptr) return nullptr;
+  p = SkipBlanks(p, end);
+  return p != end && *p == ')' ? p + 1 : nullptr;
+}
+
 // Whether the '(' at p opens a LabeledPoint "(label,vector)" rather than a sparse vector
 // "(size,[indices],[values])": a sparse vector has a second list right after its first.
 bool IsLabeledPoint(const char* p, const char* end) {
@@ -231,12 +241,13 @@ void VectorParser::Parse(std::string_view line, Row* row) {
   if (label_ != LabelPresence::kNone) {
     if (wrapped) {
       has_label = true;
-    } else if (c.Peek() == '[') {
-      // A dense vector: the label when more follows it.
-      const char* after = AfterList(c.position(), c.end());
+    } else if (c.Peek() == '[' || c.Peek() == '(') {
+      // A vector, dense or sparse: the label when more follows it.
+      const char* after = c.Peek() == '[' ? AfterList(c.position(), c.end())
+                                          : AfterSparse(c.position(), c.end());
       has_label = after != nullptr && SkipBlanks(after, c.end()) != c.end();
     } else {
-      has_label = c.Peek() != '(';  // a number; '(' is a sparse vector alone
+      has_label = true;  // a number
     }
     if (!has_label && label_ == LabelPresence::kRequired) {
       throw RowError("expected a label and a vector, got only a vector", 0);
@@ -248,7 +259,8 @@ void VectorParser::Parse(std::string_view line, Row* row) {
       ParseDenseList(c, allow_nan_, &row->label);
       if (row->label.empty()) throw RowError("expected a label, got an empty vector", column);
     } else if (c.Peek() == '(') {
-      c.Fail("a label (a number or [...])");
+      // A sparse label, as Spark's cast(vector as string) prints it: its size is the label's.
+      ParseSparse(c, 0, allow_nan_, &indices_, &row->label);
     } else {
       row->label.assign(1, c.Number(allow_nan_));
     }

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
 #include <string>
@@ -76,6 +77,68 @@ TEST(VectorParser, VectorLabel) {
   row = ParseOne(Vector(), "[1.0] (2,[1],[3.0])");
   EXPECT_EQ(row.label, Floats{1});
   EXPECT_EQ(row.features, (Floats{0, 3}));
+}
+
+// Spark's cast(vector as string) prints a sparse label as it prints sparse features.
+TEST(VectorParser, SparseVectorLabelIsDensifiedToItsSize) {
+  auto parser = MakeRowParser(Vector());
+  Row row;
+  parser->Parse("(2,[0],[1.0]),[0.0,0.5]", &row);
+  EXPECT_EQ(row.label, (Floats{1, 0}));
+  EXPECT_EQ(row.features, (Floats{0, 0.5f}));
+  parser->Parse("(3,[1,2],[0.5,-1.0]) [2.0,4.0]", &row);
+  EXPECT_EQ(row.label, (Floats{0, 0.5f, -1}));
+  EXPECT_EQ(row.features, (Floats{2, 4}));
+  parser->Parse("(2,[],[]),[1.0,1.0]", &row);
+  EXPECT_EQ(row.label, (Floats{0, 0}));
+
+  row = ParseOne(Vector(), "(2,[0],[1.0]),(784,[3],[0.5])");
+  EXPECT_EQ(row.label, (Floats{1, 0}));
+  ASSERT_EQ(row.features.size(), 784u);
+  EXPECT_EQ(row.features[3], 0.5f);
+  EXPECT_EQ(std::count(row.features.begin(), row.features.end(), 0.0f), 783);
+}
+
+TEST(VectorParser, SparseLabelSizeIsNotTheFeatureCount) {
+  auto parser = MakeRowParser(Vector(2));
+  Row row;
+  parser->Parse("(5,[4],[1.0]),[0.0,0.5]", &row);
+  EXPECT_EQ(row.label, (Floats{0, 0, 0, 0, 1}));
+  EXPECT_EQ(ErrorOf(parser.get(), "(5,[4],[1.0]),(3,[0],[1.0])"),
+            "16: expected 2 features, got a sparse vector of size 3");
+}
+
+TEST(VectorParser, SparseLabelInALabeledPoint) {
+  Row row = ParseOne(Vector(), "((2,[1],[1.0]),[0.5])");
+  EXPECT_EQ(row.label, (Floats{0, 1}));
+  EXPECT_EQ(row.features, Floats{0.5f});
+}
+
+TEST(VectorParser, SparseLabelWithAnOptionalLabel) {
+  auto parser = MakeRowParser(Vector(0, LabelPresence::kOptional));
+  Row row;
+  parser->Parse("(2,[1],[3.0]),[0.5,1.0]", &row);
+  EXPECT_EQ(row.label, (Floats{0, 3}));
+  EXPECT_EQ(row.features, (Floats{0.5f, 1}));
+  parser->Parse("(2,[1],[3.0])", &row);  // a sparse vector alone is the features
+  EXPECT_TRUE(row.label.empty());
+  EXPECT_EQ(row.features, (Floats{0, 3}));
+}
+
+TEST(VectorParser, SparseLabelErrors) {
+  const RowFormat format = Vector();
+  EXPECT_EQ(ErrorOf(format, "(2,[5],[1.0]),[0.5]"), "5: index 5 out of range 0..1");
+  EXPECT_EQ(ErrorOf(format, "(0,[],[]),[0.5]"), "2: expected a vector size from 1 to 268435456, got 0");
+  EXPECT_EQ(ErrorOf(format, "(2,[0],[1.0,2.0]),[0.5]"),
+            "8: expected as many values as indices, got 1 index and 2 values");
+  EXPECT_EQ(ErrorOf(format, "(2,[0],[x]),[0.5]"), "9: expected a number, got \"x\"");
+  EXPECT_EQ(ErrorOf(format, "(2,[0],[1.0]),"),
+            "15: expected a vector ([...] or (size,[...],[...])), got the end of the line");
+  // A sparse vector alone is the features, even when it looks like a label.
+  EXPECT_EQ(ErrorOf(format, "(2,[0],[1.0])"), "0: expected a label and a vector, got only a vector");
+  // No label format: the second vector is too much.
+  EXPECT_EQ(ErrorOf(Vector(0, LabelPresence::kNone), "(2,[0],[1.0]),[0.5]"),
+            "14: expected the end of the line, got \",[0.5]\"");
 }
 
 TEST(VectorParser, NoLabelLineIsJustAVector) {
