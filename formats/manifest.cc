@@ -110,6 +110,7 @@ json ManifestToJson(const Manifest& m) {
       {"optimizer", m.optimizer},
       {"training", m.training},
       {"metrics", m.metrics},
+      {"history", m.history},
   };
 }
 
@@ -140,6 +141,14 @@ Manifest ManifestFromJson(const json& j) {
   copy("optimizer", &m.optimizer);
   copy("training", &m.training);
   copy("metrics", &m.metrics);
+  auto history = j.find("history");
+  if (history != j.end() && !history->is_null()) {
+    if (!history->is_array()) {
+      throw ModelError(std::string("manifest: manifest.history has the wrong type (") +
+                       history->type_name() + ")");
+    }
+    m.history = *history;
+  }
   return m;
 }
 

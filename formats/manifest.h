@@ -35,6 +35,10 @@ struct Manifest {
   nlohmann::json optimizer;   // {"type": "adam", "lr": 0.001, ...}
   nlohmann::json training;    // epochs, batch_size, seed, validation_pct, ...
   nlohmann::json metrics;     // final metrics of the last training run
+  // The last training run's metrics, one object per epoch in order (as `--metrics` writes them;
+  // for hogwild, the epochs the parameter server decided). A field added after the others:
+  // readers that do not know it ignore it, and a manifest without it reads as an empty array.
+  nlohmann::json history = nlohmann::json::array();
 };
 
 nlohmann::json ManifestToJson(const Manifest& manifest);

@@ -49,6 +49,29 @@ TEST(Manifest, RoundTripsThroughJson) {
   EXPECT_EQ(back.prediction, "probabilities");
 }
 
+TEST(Manifest, HistoryRoundTripsAndIsEmptyInAnOlderManifest) {
+  Manifest m = Example();
+  m.history = json::array({{{"epoch", 1}, {"train_loss", 0.5}}, {{"epoch", 2}, {"train_loss", 0.25}}});
+  const Manifest back = ManifestFromJson(json::parse(ManifestToJson(m).dump()));
+  EXPECT_EQ(back.history, m.history);
+
+  json older = ManifestToJson(Example());
+  older.erase("history");  // written before the field existed
+  EXPECT_EQ(ManifestFromJson(older).history, json::array());
+  EXPECT_EQ(ManifestToJson(Example())["history"], json::array());
+}
+
+TEST(Manifest, HistoryMustBeAnArray) {
+  json j = ManifestToJson(Example());
+  j["history"] = {{"epoch", 1}};
+  try {
+    ManifestFromJson(j);
+    FAIL() << "no error";
+  } catch (const ModelError& e) {
+    EXPECT_STREQ(e.what(), "manifest: manifest.history has the wrong type (object)");
+  }
+}
+
 TEST(Manifest, RefusesAnotherFormatVersion) {
   json j = ManifestToJson(Example());
   j["format_version"] = 2;
