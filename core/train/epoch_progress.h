@@ -1,0 +1,41 @@
+#ifndef SPARKTORCH_CORE_TRAIN_EPOCH_PROGRESS_H_
+#define SPARKTORCH_CORE_TRAIN_EPOCH_PROGRESS_H_
+
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace sparktorch {
+
+// One epoch as a person following a job reads it: the line that `train` (rank 0), the tracker
+// of a synchronous job and the parameter server of a hogwild job log after every epoch.
+struct EpochProgress {
+  int epoch = 0;   // 1-based
+  int epochs = 0;  // planned in all; 0 when unknown
+  double train_loss = 0;
+  std::optional<double> train_accuracy;
+  std::optional<double> validation_loss;
+  std::optional<double> validation_accuracy;
+  int workers = 0;                // hogwild: the workers that reported the epoch; 0: not shown
+  double samples_per_second = 0;  // the world's: every rank's or worker's rows
+  double elapsed = 0;             // seconds since training started
+};
+
+// "epoch 3/10: loss 0.3270 accuracy 0.8794 val_loss 0.3502 val_accuracy 0.8727 | 19217
+// samples/s, 4.1 s elapsed, ETA 9.6 s" (on one line). The accuracies and validation numbers
+// appear when present; "/10" when the number of epochs is known; "2 workers, " before the
+// samples/s when `workers` is set. The ETA, the mean epoch time so far times the epochs left,
+// appears when the epochs are known and this is not the last.
+std::string ProgressLine(const EpochProgress& progress);
+
+// Reads an epoch's metrics as `--metrics` writes them (epoch, train_loss, train_accuracy,
+// validation_loss, validation_accuracy, samples_per_second, elapsed) plus `epochs`, the number
+// planned. Returns nullopt when `j` is not an object with a positive integer `epoch` and a
+// `train_loss` that is a number (or null: NaN, a loss over no rows); other fields that are
+// absent or of another type are left out.
+std::optional<EpochProgress> EpochProgressFromJson(const nlohmann::json& j);
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CORE_TRAIN_EPOCH_PROGRESS_H_
