@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <random>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "core/train/epoch_progress.h"
 #include "formats/error.h"
 #include "formats/hmac_sha256.h"
 
@@ -19,6 +21,11 @@ constexpr double kPingSeconds = 1.0;
 // How long a write to one rank may block the loop before the rank counts as unreachable.
 constexpr double kWriteSeconds = 2.0;
 
+// How messages name the process of a hello or a connection.
+std::string Who(int rank) {
+  return rank == kAnyRank ? std::string("a rank with no rows") : "rank " + std::to_string(rank);
+}
+
 }  // namespace
 
 struct Tracker::Connection {
@@ -27,7 +34,8 @@ struct Tracker::Connection {
   std::string peer;
   std::string nonce;
   Role role = Role::kNew;
-  int rank = -1;
+  int rank = -1;     // kAnyRank for a control link without a rank, until the start
+  std::string host;  // its hello's HOST
   bool in_barrier = false;
   SteadyTime last_heard = std::chrono::steady_clock::now();
 };
@@ -78,15 +86,20 @@ void Tracker::End(AbortKind kind, const std::string& message) {
   ended_ = true;
   outcome_ = TrackerOutcome{false, kind, message};
   spdlog::error("tracker: ending the job: {}", message);
+  const std::string abort = std::string("abort ") + AbortKindName(kind) + " " + message;
   for (Connection* c : control_) {
-    if (c && c->channel.open()) Send(*c, std::string("abort ") + AbortKindName(kind) + " " + message);
+    if (c && c->channel.open()) Send(*c, abort);
+  }
+  for (Connection* c : any_) {
+    if (c->channel.open()) Send(*c, abort);
   }
 }
 
 void Tracker::Admit(Connection& c, const std::string& line) {
   std::optional<Hello> hello = ParseHello(line);
   if (!hello) return Refuse(c, "not a sparktorch rank (no hello)");
-  const std::string who = "rank " + std::to_string(hello->rank);
+  const bool any = hello->rank == kAnyRank && hello->role == "control";
+  const std::string who = any ? Who(kAnyRank) : "rank " + std::to_string(hello->rank);
   if (!options_.secret.empty()) {
     if (hello->mac == "-") {
       return Refuse(c, who + " has no secret, the tracker has one: set SPARKTORCH_SECRET to the job's secret");
@@ -105,7 +118,7 @@ void Tracker::Admit(Connection& c, const std::string& line) {
     return Refuse(c, who + " was started with --world-size " + std::to_string(hello->world_size) +
                          "; the tracker's is " + std::to_string(options_.world_size));
   }
-  if (hello->rank < 0 || hello->rank >= options_.world_size) {
+  if ((hello->rank < 0 && !any) || hello->rank >= options_.world_size) {
     return Refuse(c, who + " is out of range for a world of " + std::to_string(options_.world_size));
   }
   c.rank = hello->rank;
@@ -116,28 +129,67 @@ void Tracker::Admit(Connection& c, const std::string& line) {
     Send(c, "ok");
     return;
   }
-  if (!hosts_[c.rank].empty()) {
+  if (any && started_) {
+    return Refuse(c, who + " arrived, but every rank of this job has arrived already");
+  }
+  if (!any && !hosts_[c.rank].empty()) {
     return Refuse(c, who + " has arrived already" +
                          (control_[c.rank] ? " (from " + control_[c.rank]->peer + ")" : std::string()));
   }
   c.role = Connection::Role::kControl;
-  control_[c.rank] = &c;
-  hosts_[c.rank] = hello->host;
+  c.host = hello->host;
+  if (any) {
+    any_.push_back(&c);
+  } else {
+    control_[c.rank] = &c;
+    hosts_[c.rank] = hello->host;
+  }
   Send(c, "ok");
   const int arrived = static_cast<int>(std::count_if(hosts_.begin(), hosts_.end(),
-                                                     [](const std::string& h) { return !h.empty(); }));
+                                                     [](const std::string& h) { return !h.empty(); })) +
+                      static_cast<int>(any_.size());
   spdlog::log(options_.serve_pmi ? spdlog::level::info : spdlog::level::debug,
-              "tracker: rank {} arrived from {} ({} of {})", c.rank, c.peer, arrived, options_.world_size);
-  if (arrived == options_.world_size) {
-    started_ = true;
-    spdlog::log(options_.serve_pmi ? spdlog::level::info : spdlog::level::debug,
-                "tracker: all {} ranks arrived; job {} starts", options_.world_size, job);
-    for (Connection* r : control_) Send(*r, "start " + job);
+              "tracker: {} arrived from {} ({} of {})", who, c.peer, arrived, options_.world_size);
+  MaybeStart();
+}
+
+void Tracker::MaybeStart() {
+  const int claimed = static_cast<int>(std::count_if(
+      hosts_.begin(), hosts_.end(), [](const std::string& h) { return !h.empty(); }));
+  if (started_ || claimed + static_cast<int>(any_.size()) < options_.world_size) return;
+  const auto level = options_.serve_pmi ? spdlog::level::info : spdlog::level::debug;
+  // The ranks nobody claimed, ascending, to the ranks without one, in the order they came.
+  size_t next = 0;
+  for (int r = 0; r < options_.world_size && next < any_.size(); ++r) {
+    if (!hosts_[r].empty()) continue;
+    Connection& c = *any_[next++];
+    c.rank = r;
+    control_[r] = &c;
+    hosts_[r] = c.host;
+    spdlog::log(level, "tracker: the rank with no rows from {} is rank {}, which no other rank claimed",
+                c.peer, r);
   }
+  any_.clear();
+  started_ = true;
+  const std::string job = std::to_string(options_.job_id);
+  spdlog::log(level, "tracker: all {} ranks arrived; job {} starts", options_.world_size, job);
+  for (Connection* r : control_) Send(*r, FormatStart(Start{options_.job_id, r->rank}));
 }
 
 void Tracker::HandleControl(Connection& c, const std::string& verb, const std::string& rest) {
   if (verb == "ping") return;
+  if (verb == "epoch") {
+    std::optional<EpochProgress> progress =
+        EpochProgressFromJson(nlohmann::json::parse(rest, nullptr, false));
+    if (!progress) {
+      spdlog::warn("tracker: {} sent an epoch report that is not one: {}", Who(c.rank), rest.substr(0, 200));
+      return;
+    }
+    spdlog::log(options_.serve_pmi ? spdlog::level::info : spdlog::level::debug, "{}",
+                ProgressLine(*progress));
+    return;
+  }
+  if (c.rank == kAnyRank && verb != "fail") return;  // nothing else comes before the start
   if (verb == "done") {
     finished_[c.rank] = true;
     spdlog::log(options_.serve_pmi ? spdlog::level::info : spdlog::level::debug,
@@ -148,7 +200,7 @@ void Tracker::HandleControl(Connection& c, const std::string& verb, const std::s
     }
     return;
   }
-  if (verb == "fail") return End(AbortKind::kFailed, "rank " + std::to_string(c.rank) + " failed: " + rest);
+  if (verb == "fail") return End(AbortKind::kFailed, Who(c.rank) + " failed: " + rest);
   spdlog::warn("tracker: rank {} sent an unknown message: {}", c.rank, verb);
 }
 
@@ -196,6 +248,25 @@ void Tracker::Handle(Connection& c, const std::string& line) {
   HandlePmi(c, verb, rest);
 }
 
+void Tracker::EndRendezvous() {
+  std::vector<int> unclaimed;
+  for (int r = 0; r < options_.world_size; ++r) {
+    if (hosts_[r].empty()) unclaimed.push_back(r);
+  }
+  const int any = static_cast<int>(any_.size());
+  const int arrived = options_.world_size - static_cast<int>(unclaimed.size()) + any;
+  const std::string within = " never arrived within " + SecondsText(options_.rendezvous_timeout) + " (" +
+                             std::to_string(arrived) + " of " + std::to_string(options_.world_size) + " did";
+  if (any == 0) {
+    return End(AbortKind::kTimeout, std::string(unclaimed.size() == 1 ? "rank " : "ranks ") +
+                                        RankList(unclaimed) + within + ")");
+  }
+  // The ranks that came without one stand for some of the unclaimed ranks, but which is not
+  // known: the message says how many of them are missing.
+  End(AbortKind::kTimeout, std::to_string(unclaimed.size() - any) + " of ranks " + RankList(unclaimed) +
+                               within + ", " + std::to_string(any) + " with no rows)");
+}
+
 TrackerOutcome Tracker::Run() {
   const SteadyTime rendezvous_deadline = After(options_.rendezvous_timeout);
   SteadyTime next_ping = After(kPingSeconds);
@@ -214,10 +285,9 @@ TrackerOutcome Tracker::Run() {
       while (!ended_ && c.channel.open() && c.channel.TakeLine(&line)) Handle(c, line);
       if (alive || ended_ || !c.channel.open()) continue;
       c.channel.Close();
-      if (c.role == Connection::Role::kControl && !finished_[c.rank]) {
-        control_[c.rank] = nullptr;
-        End(AbortKind::kLost, "rank " + std::to_string(c.rank) + " was lost: its connection from " +
-                                  c.peer +
+      if (c.role == Connection::Role::kControl && (c.rank == kAnyRank || !finished_[c.rank])) {
+        if (c.rank != kAnyRank) control_[c.rank] = nullptr;
+        End(AbortKind::kLost, Who(c.rank) + " was lost: its connection from " + c.peer +
                                   " closed before it finished (the process died, was killed, or "
                                   "lost the network)");
       } else if (c.role == Connection::Role::kPmi && c.in_barrier) {
@@ -228,6 +298,8 @@ TrackerOutcome Tracker::Run() {
     for (Connection*& c : control_) {
       if (c && !c->channel.open()) c = nullptr;
     }
+    any_.erase(std::remove_if(any_.begin(), any_.end(), [](Connection* c) { return !c->channel.open(); }),
+               any_.end());
     connections_.erase(std::remove_if(connections_.begin(), connections_.end(),
                                       [](const auto& c) { return !c->channel.open(); }),
                        connections_.end());
@@ -235,19 +307,12 @@ TrackerOutcome Tracker::Run() {
 
     const SteadyTime now = std::chrono::steady_clock::now();
     if (!started_ && now >= rendezvous_deadline) {
-      std::vector<int> missing;
-      for (int r = 0; r < options_.world_size; ++r) {
-        if (hosts_[r].empty()) missing.push_back(r);
-      }
-      End(AbortKind::kTimeout,
-          std::string(missing.size() == 1 ? "rank " : "ranks ") + RankList(missing) +
-              " never arrived within " + SecondsText(options_.rendezvous_timeout) + " (" +
-              std::to_string(options_.world_size - static_cast<int>(missing.size())) + " of " +
-              std::to_string(options_.world_size) + " did)");
+      EndRendezvous();
       break;
     }
     if (now >= next_ping) {
       next_ping = After(kPingSeconds);
+      for (Connection* c : any_) Send(*c, "ping");
       for (Connection* c : control_) {
         if (!c || finished_[c->rank]) continue;
         // Before the start a rank only waits (it pings once training runs); the rendezvous

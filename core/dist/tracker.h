@@ -31,10 +31,13 @@ struct TrackerOutcome {
 };
 
 // The rendezvous point of a synchronous job (`sparktorch serve`): it admits the ranks (checking
-// the secret, the job, the rank and the world size), serves the PMI-1 key-value store and
+// the secret, the job, the rank and the world size), gives the ranks that arrived without one
+// (kAnyRank: Spark tasks of empty partitions) the ranks nobody claimed, in ascending order to them
+// in the order they arrived, once every rank is there; serves the PMI-1 key-value store and
 // barrier that Open MPI's bootstrap needs, and watches every rank's control link. When a rank's
 // link drops before the rank said it finished, or a rank reports an error, or not all ranks
-// arrive in time, it tells every other rank to stop (with the reason) and ends. Single-threaded:
+// arrive in time, it tells every other rank to stop (with the reason) and ends. It logs each
+// epoch that rank 0 reports (`epoch JSON`), with an estimate of the time left. Single-threaded:
 // one poll loop serves every connection.
 class Tracker {
  public:
@@ -56,6 +59,10 @@ class Tracker {
   void HandleControl(Connection& c, const std::string& verb, const std::string& rest);
   void HandlePmi(Connection& c, const std::string& verb, const std::string& rest);
   void Refuse(Connection& c, const std::string& why);
+  // Once claimed ranks and ranks without one make the world: gives the latter the ranks left
+  // over, and starts the job.
+  void MaybeStart();
+  void EndRendezvous();
   void End(AbortKind kind, const std::string& message);
   void Send(Connection& c, const std::string& line);
 
@@ -64,7 +71,8 @@ class Tracker {
   std::vector<std::unique_ptr<Connection>> connections_;
   std::vector<Connection*> control_;  // by rank; null until the rank arrives
   std::vector<bool> finished_;
-  std::vector<std::string> hosts_;    // by rank
+  std::vector<std::string> hosts_;    // by rank; empty until the rank arrives (or is given out)
+  std::vector<Connection*> any_;      // control links without a rank yet, in arrival order
   bool started_ = false;
   int in_barrier_ = 0;
   std::unordered_map<std::string, std::string> kvs_;

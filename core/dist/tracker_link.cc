@@ -13,8 +13,10 @@ constexpr double kPingSeconds = 1.0;
 
 }  // namespace
 
-TrackerLink::TrackerLink(const TrackerLinkOptions& options) : options_(options) {
+TrackerLink::TrackerLink(const TrackerLinkOptions& options) : options_(options), rank_(options.rank) {
   const std::string where = "the tracker at " + options_.tracker.ToString();
+  const std::string who = options_.rank == kAnyRank ? std::string("this rank with no rows")
+                                                    : "rank " + std::to_string(options_.rank);
   const SteadyTime deadline = After(options_.timeout);
   channel_ = LineChannel(Connect(options_.tracker, deadline, "the tracker"));
 
@@ -42,7 +44,7 @@ TrackerLink::TrackerLink(const TrackerLinkOptions& options) : options_(options) 
     auto [verb, rest] = SplitVerb(line);
     if (verb == "ok" || verb == "ping") continue;
     if (verb == "refused") {
-      throw RefusedError(where + " refused rank " + std::to_string(options_.rank) + ": " + rest);
+      throw RefusedError(where + " refused " + who + ": " + rest);
     }
     if (verb == "abort") {
       auto [kind, message] = SplitVerb(rest);
@@ -50,7 +52,14 @@ TrackerLink::TrackerLink(const TrackerLinkOptions& options) : options_(options) 
       throw PeerError(message, ParseAbortKind(kind) == AbortKind::kFailed);
     }
     if (verb == "start") {
-      job_id_ = static_cast<uint32_t>(std::stoul(rest));
+      std::optional<Start> start = ParseStart(rest);
+      if (!start || start->rank < 0 || start->rank >= options_.world_size ||
+          (options_.rank != kAnyRank && start->rank != options_.rank)) {
+        throw PeerError(where + " sent a start line this rank cannot use: \"" + line.substr(0, 100) + "\"",
+                        false);
+      }
+      job_id_ = start->job;
+      rank_ = start->rank;
       return;
     }
   }
@@ -106,6 +115,14 @@ void TrackerLink::Done() {
   StopWatching();
   Say("done");
   ::shutdown(channel_.fd(), SHUT_WR);
+}
+
+void TrackerLink::ReportEpoch(const std::string& json) {
+  std::string line = "epoch " + json;
+  for (char& c : line) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  Say(line);
 }
 
 void TrackerLink::Fail(const std::string& message) {

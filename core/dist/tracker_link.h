@@ -15,7 +15,7 @@ namespace sparktorch {
 
 struct TrackerLinkOptions {
   Address tracker;
-  int rank = 0;
+  int rank = 0;             // or kAnyRank: the tracker gives this process a rank nobody claimed
   int world_size = 1;
   std::string job = "-";    // the job id this rank belongs to, "-" for whichever the tracker runs
   std::string secret;       // empty: none
@@ -41,6 +41,8 @@ class TrackerLink {
 
   // The job id the tracker assigned.
   uint32_t job_id() const { return job_id_; }
+  // This process's rank: the one it claimed, or the one the tracker gave it.
+  int rank() const { return rank_; }
 
   // Starts the watcher thread, which answers pings and calls `on_abort` when the job ends
   // under this rank.
@@ -52,6 +54,9 @@ class TrackerLink {
   // Tells the tracker this rank failed, with the message every other rank will print. Best
   // effort: the tracker learns of the loss anyway when the process exits.
   void Fail(const std::string& message);
+  // Sends one epoch's metrics (a JSON object, as `--metrics` writes it, with `epochs`) for the
+  // tracker to log. Best effort; may be called from any thread.
+  void ReportEpoch(const std::string& json);
 
  private:
   void StopWatching();
@@ -60,6 +65,7 @@ class TrackerLink {
   TrackerLinkOptions options_;
   LineChannel channel_;
   uint32_t job_id_ = 0;
+  int rank_ = 0;
   std::mutex write_mutex_;
   std::atomic<bool> stop_{false};
   std::thread watcher_;

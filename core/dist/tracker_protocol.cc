@@ -55,10 +55,33 @@ std::optional<Hello> ParseHello(const std::string& line) {
   auto number = [](const std::string& s) {
     return !s.empty() && s.size() <= 9 && s.find_first_not_of("0123456789") == std::string::npos;
   };
-  if (!number(rank) || !number(world)) return std::nullopt;
-  h.rank = std::stoi(rank);
+  if (!number(world)) return std::nullopt;
+  if (rank == std::to_string(kAnyRank)) {
+    h.rank = kAnyRank;
+  } else if (number(rank)) {
+    h.rank = std::stoi(rank);
+  } else {
+    return std::nullopt;
+  }
   h.world_size = std::stoi(world);
   return h;
+}
+
+std::string FormatStart(const Start& start) {
+  return "start " + std::to_string(start.job) + " " + std::to_string(start.rank);
+}
+
+std::optional<Start> ParseStart(const std::string& rest) {
+  std::istringstream in(rest);
+  std::string job, rank, extra;
+  if (!(in >> job >> rank) || (in >> extra)) return std::nullopt;
+  auto digits = [](const std::string& s, size_t max) {
+    return !s.empty() && s.size() <= max && s.find_first_not_of("0123456789") == std::string::npos;
+  };
+  if (!digits(job, 10) || !digits(rank, 9)) return std::nullopt;
+  const unsigned long long id = std::stoull(job);
+  if (id > 0xffffffffull) return std::nullopt;
+  return Start{static_cast<uint32_t>(id), std::stoi(rank)};
 }
 
 std::string HostKey() {

@@ -29,12 +29,12 @@ uint32_t OpenMpiJobId(uint32_t job_id) {
   return ((job_id % 0x7ffe + 1) << 16) | 1;
 }
 
-void PrepareMpiEnvironment(const WorldOptions& options, uint32_t job_id) {
+void PrepareMpiEnvironment(const WorldOptions& options, int rank, uint32_t job_id) {
   const std::string job = std::to_string(job_id);
   setenv("FLUX_JOB_ID", std::to_string(OpenMpiJobId(job_id)).c_str(), 1);
   setenv("FLUX_PMI_LIBRARY_PATH", options.pmi_library.c_str(), 1);
   setenv("SPARKTORCH_TRACKER", options.tracker->ToString().c_str(), 1);
-  setenv("SPARKTORCH_RANK", std::to_string(options.rank).c_str(), 1);
+  setenv("SPARKTORCH_RANK", std::to_string(rank).c_str(), 1);
   setenv("SPARKTORCH_WORLD_SIZE", std::to_string(options.world_size).c_str(), 1);
   setenv("SPARKTORCH_JOB_ID", job.c_str(), 1);
   // Only the flux component can bootstrap here; choosing it outright turns a missing library
@@ -47,11 +47,11 @@ void PrepareMpiEnvironment(const WorldOptions& options, uint32_t job_id) {
 std::unique_ptr<World> World::Join(const WorldOptions& options) {
   std::unique_ptr<World> world(new World());
   const bool tracker = options.tracker.has_value();
-  if (!tracker && (options.rank >= 0 || options.world_size > 0)) {
+  if (!tracker && (options.rank >= 0 || options.any_rank || options.world_size > 0)) {
     throw UsageError("--rank and --world-size go with --tracker HOST:PORT (sync) or --server HOST:PORT (hogwild)");
   }
   if (tracker) {
-    if (options.rank < 0 || options.world_size < 1) {
+    if ((options.rank < 0 && !options.any_rank) || options.world_size < 1) {
       throw UsageError("--tracker needs --rank R and --world-size N");
     }
     if (options.rank >= options.world_size) {
@@ -81,21 +81,27 @@ std::unique_ptr<World> World::Join(const WorldOptions& options) {
     }
     TrackerLinkOptions link;
     link.tracker = *options.tracker;
-    link.rank = options.rank;
+    link.rank = options.any_rank ? kAnyRank : options.rank;
     link.world_size = options.world_size;
     link.job = options.job;
     link.secret = options.secret;
     link.timeout = options.timeout;
     world->link_ = std::make_unique<TrackerLink>(link);
     world->link_->Watch(options.on_abort);
-    spdlog::info("rank {} of {}: every rank arrived at the tracker {}; job {}", options.rank,
+    const int rank = world->link_->rank();
+    spdlog::info("rank {} of {}: every rank arrived at the tracker {}; job {}", rank,
                  options.world_size, options.tracker->ToString(), world->link_->job_id());
-    PrepareMpiEnvironment(options, world->link_->job_id());
+    if (options.any_rank) {
+      spdlog::info("this process has no rows (an empty partition); the tracker gave it rank {}, "
+                   "which no other process claimed",
+                   rank);
+    }
+    PrepareMpiEnvironment(options, rank, world->link_->job_id());
     world->comm_ = InitMpi();
-    if (world->comm_->rank() != options.rank || world->comm_->world_size() != options.world_size) {
+    if (world->comm_->rank() != rank || world->comm_->world_size() != options.world_size) {
       throw UsageError("MPI made this process rank " + std::to_string(world->comm_->rank()) + " of " +
                        std::to_string(world->comm_->world_size()) + ", not rank " +
-                       std::to_string(options.rank) + " of " + std::to_string(options.world_size) +
+                       std::to_string(rank) + " of " + std::to_string(options.world_size) +
                        " (is OMPI_MCA_pmix set to something other than flux?)");
     }
     return world;
@@ -164,6 +170,13 @@ void World::Fail(const std::string& message) noexcept {
     if (hub_.joinable() && hub_done_.wait_for(std::chrono::seconds(3)) == std::future_status::ready) {
       hub_.join();
     }
+  } catch (...) {
+  }
+}
+
+void World::ReportEpoch(const std::string& json) noexcept {
+  try {
+    if (link_) link_->ReportEpoch(json);
   } catch (...) {
   }
 }

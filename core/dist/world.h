@@ -22,6 +22,7 @@ struct WorldOptions {
   bool under_mpirun = false;        // started by mpirun (OMPI_COMM_WORLD_SIZE is set)
   std::optional<Address> tracker;   // --tracker: started by Spark, bootstrapped by the tracker
   int rank = -1;                    // --rank, with --tracker
+  bool any_rank = false;            // with --tracker instead of a rank: take one nobody claimed
   int world_size = 0;               // --world-size, with --tracker
   std::string job = "-";            // SPARKTORCH_JOB_ID, or "-"
   std::string secret;               // SPARKTORCH_SECRET
@@ -52,6 +53,9 @@ class World {
   // After this rank failed: tells the tracker, which ends every other rank with `message`.
   // Never throws.
   void Fail(const std::string& message) noexcept;
+  // Passes one epoch's metrics (JSON, with `epochs`) to the tracker, which logs them for the
+  // person who started the job. Does nothing without a tracker. Best effort: never throws.
+  void ReportEpoch(const std::string& json) noexcept;
 
  private:
   World() = default;

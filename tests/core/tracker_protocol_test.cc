@@ -26,8 +26,34 @@ TEST(TrackerProtocol, MalformedHellosAreNotHellos) {
   EXPECT_FALSE(ParseHello("hello control - 1 2 host"));            // no mac
   EXPECT_FALSE(ParseHello("hello control - 1 2 host - extra"));    // too much
   EXPECT_FALSE(ParseHello("hello spy - 1 2 host -"));              // unknown role
-  EXPECT_FALSE(ParseHello("hello control - -1 2 host -"));         // negative rank
+  EXPECT_FALSE(ParseHello("hello control - -2 2 host -"));         // negative rank
+  EXPECT_FALSE(ParseHello("hello control - -0 2 host -"));         // not a number
   EXPECT_FALSE(ParseHello("hello control - 1 99999999999 host -")); // overflowing size
+}
+
+TEST(TrackerProtocol, RankMinusOneIsAnyRank) {
+  std::optional<Hello> parsed = ParseHello("hello control - -1 4 host/boot -");
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(parsed->rank, kAnyRank);
+  Hello any{"control", "-", kAnyRank, 4, "host/boot", "-"};
+  EXPECT_EQ(FormatHello(any), "hello control - -1 4 host/boot -");
+  // The MAC covers the claim of no rank as it covers a rank.
+  Hello rank0 = any;
+  rank0.rank = 0;
+  EXPECT_NE(HelloMac("secret", "nonce", any), HelloMac("secret", "nonce", rank0));
+}
+
+TEST(TrackerProtocol, StartTellsTheJobAndTheRank) {
+  EXPECT_EQ(FormatStart(Start{65537, 2}), "start 65537 2");
+  std::optional<Start> start = ParseStart("4294901761 13");
+  ASSERT_TRUE(start);
+  EXPECT_EQ(start->job, 4294901761u);
+  EXPECT_EQ(start->rank, 13);
+  EXPECT_FALSE(ParseStart("65537"));            // no rank
+  EXPECT_FALSE(ParseStart("65537 -1"));         // not a rank
+  EXPECT_FALSE(ParseStart("65537 1 2"));        // too much
+  EXPECT_FALSE(ParseStart("4294967296 1"));     // not a 32-bit job id
+  EXPECT_FALSE(ParseStart("job 1"));
 }
 
 TEST(TrackerProtocol, MacBindsTheNonceAndEveryClaim) {
