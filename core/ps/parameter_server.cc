@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -14,6 +15,7 @@
 #include <torch/torch.h>
 
 #include "core/dist/tracker_protocol.h"
+#include "core/train/epoch_progress.h"
 #include "core/train/optimizer.h"
 #include "formats/error.h"
 #include "formats/hmac_sha256.h"
@@ -67,8 +69,10 @@ ParameterServer::~ParameterServer() {
     std::lock_guard<std::mutex> lock(mu_);
     for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
     stop_ = true;
+    closing_ = true;
   }
   lock_cv_.notify_all();
+  waiting_cv_.notify_all();
   for (auto& [serial, t] : threads_) {
     if (t.joinable()) t.join();
   }
@@ -89,6 +93,7 @@ ParameterServerReport ParameterServer::Run() {
       std::lock_guard<std::mutex> lock(mu_);
       if (!rendezvous_over_ && std::chrono::steady_clock::now() >= rendezvous) {
         rendezvous_over_ = true;
+        AssignWaiting();  // the ids nobody claimed go to the workers without one first
         for (size_t id = 0; id < workers_.size(); ++id) {
           if (workers_[id].state != State::kAbsent) continue;
           Lose(static_cast<int>(id), "never connected within " + SecondsText(options_.rendezvous_timeout));
@@ -135,7 +140,9 @@ ParameterServerReport ParameterServer::Run() {
     // Connections still in their handshake (or garbage) end now.
     std::lock_guard<std::mutex> lock(mu_);
     for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
+    closing_ = true;
   }
+  waiting_cv_.notify_all();
   for (auto& [serial, t] : threads_) t.join();
   threads_.clear();
 
@@ -183,13 +190,19 @@ int ParameterServer::Admit(FrameConnection& conn, const std::string& peer) {
   m.mutable_challenge()->set_nonce(nonce);
   if (conn.Send(m, deadline) != FrameConnection::Status::kOk) return -1;
   std::string why;
-  auto refuse = [&](const std::string& reason, bool tell) {
+  // `lost_id`: the worker is refused because this id was counted as lost (Refused.lost).
+  auto refuse = [&](const std::string& reason, bool tell, int lost_id = -1) {
     spdlog::warn("refused a connection from {}: {}", peer, reason);
     std::lock_guard<std::mutex> lock(mu_);
     ++report_.refused_connections;
     if (tell) {
       ps::Message r;
       r.mutable_refused()->set_reason(reason);
+      if (lost_id >= 0) {
+        r.mutable_refused()->set_lost(true);
+        r.mutable_refused()->set_worker(lost_id);
+        r.mutable_refused()->set_lost_reason(report_.lost[lost_id]);
+      }
       conn.Send(r, After(1));
     }
     return -1;
@@ -217,7 +230,8 @@ int ParameterServer::Admit(FrameConnection& conn, const std::string& peer) {
                       std::to_string(options_.world_size),
                   true);
   }
-  if (hello.worker() < 0 || hello.worker() >= options_.world_size) {
+  const bool any = hello.worker() == -1;
+  if (hello.worker() < -1 || hello.worker() >= options_.world_size) {
     return refuse("worker " + std::to_string(hello.worker()) + " is outside 0.." +
                       std::to_string(options_.world_size - 1),
                   true);
@@ -227,17 +241,48 @@ int ParameterServer::Admit(FrameConnection& conn, const std::string& peer) {
                       ", this server to job " + options_.job,
                   true);
   }
-  const int id = hello.worker();
+  int id = hello.worker();
   std::string duplicate;
-  {
+  int lost_id = -1;
+  if (any) {
+    std::unique_lock<std::mutex> lock(mu_);
+    Waiting me;
+    me.host = hello.host();
+    waiting_.push_back(&me);
+    spdlog::info("a worker with no rows arrived from {} ({}); it gets an id no worker claimed once "
+                 "every worker has come",
+                 hello.host(), peer);
+    AssignWaiting();
+    waiting_cv_.wait(lock, [&] { return me.done || closing_; });
+    waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), &me), waiting_.end());
+    id = me.id;
+    if (id >= 0) {
+      if (report_.worker_info.empty()) report_.worker_info = hello.worker_info();
+    } else {
+      // Every id has come; when some were counted as lost, this is a retry of one of them (a
+      // Spark task of an empty partition that failed after it had an id).
+      for (const auto& [lost, reason] : report_.lost) {
+        lost_id = lost;
+        duplicate = "no worker id is left for a worker with no rows: worker " + std::to_string(lost) +
+                    " was counted as lost earlier in this job (" + reason + ")";
+        break;
+      }
+      if (lost_id < 0) {
+        duplicate = "no worker id is left for a worker with no rows: all " +
+                    std::to_string(options_.world_size) + " workers have joined this job";
+      }
+    }
+  } else {
     std::lock_guard<std::mutex> lock(mu_);
     Worker& w = workers_[id];
     if (w.state == State::kLost && w.host.empty()) {
       duplicate = "worker " + std::to_string(id) + " arrived after the server's --timeout (" +
                   SecondsText(options_.rendezvous_timeout) + ") and was counted as lost";
+      lost_id = id;
     } else if (w.state == State::kLost) {
       duplicate = "worker " + std::to_string(id) + " was lost earlier in this job (" +
                   report_.lost[id] + "); a job does not take a worker back";
+      lost_id = id;
     } else if (w.state == State::kFinished) {
       duplicate = "worker " + std::to_string(id) + " already finished this job";
     } else if (w.state != State::kAbsent) {
@@ -246,9 +291,10 @@ int ParameterServer::Admit(FrameConnection& conn, const std::string& peer) {
       w.state = State::kActive;
       w.host = hello.host();
       if (report_.worker_info.empty()) report_.worker_info = hello.worker_info();
+      AssignWaiting();  // this may have been the last worker that workers without an id wait for
     }
   }
-  if (!duplicate.empty()) return refuse(duplicate, true);
+  if (!duplicate.empty()) return refuse(duplicate, true, lost_id);
 
   ps::Message welcome;
   ps::Welcome* wm = welcome.mutable_welcome();
@@ -257,11 +303,22 @@ int ParameterServer::Admit(FrameConnection& conn, const std::string& peer) {
   wm->set_num_parameters(num_params_);
   wm->set_lock(options_.lock);
   wm->set_pull_every(options_.pull_every);
+  wm->set_worker(id);
   {
     std::shared_lock<std::shared_mutex> lock(weights_mu_);
     wm->set_version(version_);
   }
-  spdlog::info("worker {} joined from {} ({})", id, hello.host(), peer);
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!first_admitted_) first_admitted_ = last_epoch_end_ = std::chrono::steady_clock::now();
+  }
+  if (any) {
+    spdlog::info("worker {} joined from {} ({}): the worker with no rows, given an id no worker "
+                 "claimed",
+                 id, hello.host(), peer);
+  } else {
+    spdlog::info("worker {} joined from {} ({})", id, hello.host(), peer);
+  }
   if (conn.Send(welcome, After(options_.worker_timeout)) != FrameConnection::Status::kOk) {
     std::lock_guard<std::mutex> lock(mu_);
     Lose(id, "connection closed while it was sent the model");
@@ -392,6 +449,8 @@ void ParameterServer::ServeWorker(FrameConnection& conn, int id) {
         if (r.epoch() >= next_epoch_ && r.rows() >= 0 && r.validation_rows() >= 0) {
           EpochSums& e = epochs_[r.epoch()];
           if (e.workers.insert(id).second) {
+            e.epochs = std::max(e.epochs, r.epochs());
+            e.last_report = std::chrono::steady_clock::now();
             e.rows += r.rows();
             e.loss += r.train_loss() * static_cast<double>(r.rows());
             e.classification = e.classification || r.classification();
@@ -449,6 +508,25 @@ void ParameterServer::ServeWorker(FrameConnection& conn, int id) {
   }
 }
 
+void ParameterServer::AssignWaiting() {
+  if (waiting_.empty()) return;
+  const auto arrived = std::count_if(workers_.begin(), workers_.end(),
+                                     [](const Worker& w) { return w.state != State::kAbsent; });
+  if (static_cast<size_t>(arrived) + waiting_.size() < workers_.size() && !rendezvous_over_) return;
+  size_t next = 0;
+  for (Waiting* w : waiting_) {
+    while (next < workers_.size() && workers_[next].state != State::kAbsent) ++next;
+    if (next < workers_.size()) {
+      workers_[next].state = State::kActive;
+      workers_[next].host = w->host;
+      w->id = static_cast<int>(next);
+    }
+    w->done = true;
+  }
+  waiting_.clear();
+  waiting_cv_.notify_all();
+}
+
 void ParameterServer::ReleaseLock(int id) {
   if (lock_owner_ != id) return;
   lock_owner_ = -1;
@@ -485,6 +563,7 @@ void ParameterServer::Decide() {
     }
     ServedEpoch served;
     served.epoch = next_epoch_;
+    served.epochs = e.epochs;
     served.workers = static_cast<int>(e.workers.size());
     served.rows = e.rows;
     served.train_loss = e.rows > 0 ? e.loss / e.rows : std::numeric_limits<double>::quiet_NaN();
@@ -494,13 +573,24 @@ void ParameterServer::Decide() {
       served.validation_loss = e.validation_loss / e.validation_rows;
       if (served.train_accuracy) served.validation_accuracy = e.validation_correct / e.validation_rows;
     }
+    const SteadyTime start = first_admitted_.value_or(e.last_report);
+    const SteadyTime end = std::max(e.last_report, start);
+    served.seconds = std::max(0.0, std::chrono::duration<double>(end - std::max(start, last_epoch_end_)).count());
+    served.elapsed = std::chrono::duration<double>(end - start).count();
+    served.samples_per_second = served.seconds > 0 ? served.rows / served.seconds : 0;
+    last_epoch_end_ = std::max(last_epoch_end_, end);
     report_.epochs.push_back(served);
-    spdlog::info("epoch {} ({} worker{}): loss {:.4f}{}{}", served.epoch, served.workers,
-                 served.workers == 1 ? "" : "s", served.train_loss,
-                 served.validation_loss ? fmt::format(" val_loss {:.4f}", *served.validation_loss) : "",
-                 served.validation_accuracy
-                     ? fmt::format(" val_accuracy {:.4f}", *served.validation_accuracy)
-                     : "");
+    EpochProgress progress;
+    progress.epoch = served.epoch;
+    progress.epochs = served.epochs;
+    progress.workers = served.workers;
+    progress.train_loss = served.train_loss;
+    progress.train_accuracy = served.train_accuracy;
+    progress.validation_loss = served.validation_loss;
+    progress.validation_accuracy = served.validation_accuracy;
+    progress.samples_per_second = served.samples_per_second;
+    progress.elapsed = served.elapsed;
+    spdlog::info("{}", ProgressLine(progress));
     epochs_.erase(it);
     ++next_epoch_;
     if (options_.early_stop_patience > 0 && !stop_) {

@@ -40,6 +40,7 @@ struct ParameterServerOptions {
 // One epoch, over the workers that reported it.
 struct ServedEpoch {
   int epoch = 0;
+  int epochs = 0;  // the most any of them said it trains (EpochReport.epochs); 0: not said
   int workers = 0;
   int64_t rows = 0;
   double train_loss = 0;
@@ -47,6 +48,12 @@ struct ServedEpoch {
   int64_t validation_rows = 0;
   std::optional<double> validation_loss;
   std::optional<double> validation_accuracy;
+  // Times end at the epoch's last report (not at its decision, which waits for workers that have
+  // not come yet): from the end of the epoch before (or the first worker's admission), and from
+  // the first worker's admission.
+  double seconds = 0;
+  double elapsed = 0;
+  double samples_per_second = 0;  // rows / seconds: every worker's
 };
 
 struct ParameterServerReport {
@@ -67,6 +74,10 @@ struct ParameterServerReport {
 
 // The hogwild parameter server: holds the master weights and the optimizer, admits the job's
 // workers (HMAC challenge), and serves their pulls and pushes, each connection on its own thread.
+// A worker that comes without an id (Hello.worker -1: a Spark task of an empty partition) waits
+// on its thread until every other worker has come or the rendezvous is over, and then gets the
+// lowest id that no worker claimed. A worker whose id was counted as lost is refused with
+// Refused.lost set.
 // Pulls share the weights; a push takes them alone for its optimizer step. Workers that fail,
 // disconnect or go silent are reported and the job goes on with the others.
 class ParameterServer {
@@ -91,11 +102,20 @@ class ParameterServer {
   };
   struct EpochSums {
     std::set<int> workers;
+    int epochs = 0;  // the most any report said
+    SteadyTime last_report;
     int64_t rows = 0;
     double loss = 0, correct = 0;
     bool classification = false;  // accuracies are reported
     int64_t validation_rows = 0;
     double validation_loss = 0, validation_correct = 0;
+  };
+
+  // A worker without an id, waiting for one.
+  struct Waiting {
+    std::string host;
+    int id = -1;        // given by AssignWaiting; -1 when none was left
+    bool done = false;  // AssignWaiting has decided
   };
 
   void Serve(Fd fd, int64_t serial);
@@ -104,6 +124,9 @@ class ParameterServer {
   // Serves an admitted worker's requests until it finishes or is lost.
   void ServeWorker(FrameConnection& conn, int id);
   void Lose(int id, const std::string& why);  // with mu_ held
+  // With mu_ held: once every worker has come (or the rendezvous is over), gives each waiting
+  // worker without an id, in the order they came, the lowest id not claimed yet.
+  void AssignWaiting();
   void ReleaseLock(int id);                   // with mu_ held
   void Decide();                              // with mu_ held: epochs every worker reported
   bool Over() const;                          // with mu_ held
@@ -123,12 +146,17 @@ class ParameterServer {
 
   std::mutex mu_;  // everything below
   std::condition_variable lock_cv_;
+  std::condition_variable waiting_cv_;  // a Waiting was decided, or the server is closing
+  std::vector<Waiting*> waiting_;       // in arrival order
+  bool closing_ = false;
   int lock_owner_ = -1;
   bool stop_ = false;
   bool rendezvous_over_ = false;
   std::vector<Worker> workers_;
   std::map<int, EpochSums> epochs_;
   int next_epoch_ = 1;
+  std::optional<SteadyTime> first_admitted_;  // when training started
+  SteadyTime last_epoch_end_;                 // the last report of the last epoch decided
   double best_ = 0;
   int since_best_ = 0;
   ParameterServerReport report_;

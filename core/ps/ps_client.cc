@@ -46,9 +46,15 @@ PsClient::PsClient(PsClientOptions options)
     throw RefusedError(name_ + " closed the connection without an answer (a wrong SPARKTORCH_SECRET?)");
   }
   if (status != FrameConnection::Status::kOk) Lost(why);
-  if (reply_.has_refused()) throw RefusedError(name_ + " refused worker " +
-                                               std::to_string(options_.worker) + ": " +
-                                               reply_.refused().reason());
+  if (reply_.has_refused()) {
+    const ps::Refused& refused = reply_.refused();
+    const std::string message =
+        name_ + " refused " +
+        (options_.worker >= 0 ? "worker " + std::to_string(options_.worker) : "a worker with no rows") +
+        ": " + refused.reason();
+    if (refused.lost()) throw WorkerCountedLost(message, refused.worker(), refused.lost_reason());
+    throw RefusedError(message);
+  }
   if (!reply_.has_welcome()) Lost(std::string("it answered hello with ") + MessageKindName(reply_));
   welcome_ = reply_.welcome();
   if (!ConstantTimeEquals(welcome_.mac(), ServerProof(options_.secret, server_nonce, worker_nonce))) {
@@ -59,6 +65,11 @@ PsClient::PsClient(PsClientOptions options)
     Lost("it announced " + std::to_string(welcome_.num_parameters()) + " parameters");
   }
   max_frame_ = static_cast<uint32_t>(welcome_.num_parameters() * 4 + kFrameOverhead);
+  worker_ = options_.worker >= 0 ? options_.worker : welcome_.worker();
+  if (worker_ < 0 || worker_ >= options_.world_size) {
+    Lost("it gave this worker the id " + std::to_string(worker_) + ", outside 0.." +
+         std::to_string(options_.world_size - 1));
+  }
   reply_.Clear();
 }
 

@@ -6,6 +6,7 @@
 
 #include "core/net/socket.h"
 #include "core/ps/ps_wire.h"
+#include "formats/error.h"
 
 namespace sparktorch {
 
@@ -13,22 +14,39 @@ struct PsClientOptions {
   Address server;
   std::string secret;       // SPARKTORCH_SECRET; empty: the server must have none either
   std::string job = "-";    // SPARKTORCH_JOB_ID
-  int worker = 0;
+  int worker = 0;           // or -1: a worker without rows, which the server gives an id
   int world_size = 1;
   double timeout = 120;     // seconds to reach the server, and for each answer
   std::string worker_info;  // JSON for the server: row format, prediction kind, rows
 };
 
+// The parameter server refused a worker because its id was counted as lost earlier in the job
+// (Refused.lost): Spark retried a task the server had given up on. The job goes on without the
+// worker, which should end without an error. what() is the refusal, as for any RefusedError.
+class WorkerCountedLost : public RefusedError {
+ public:
+  WorkerCountedLost(const std::string& message, int worker, std::string reason)
+      : RefusedError(message), worker_(worker), reason_(std::move(reason)) {}
+  int worker() const { return worker_; }              // the id the server counted as lost
+  const std::string& reason() const { return reason_; }  // why it did
+
+ private:
+  int worker_;
+  std::string reason_;
+};
+
 // A hogwild worker's connection to `sparktorch serve --mode hogwild`: requests and their answers.
 // Throws RendezvousError when the server cannot be reached, RefusedError when it refuses this
-// worker or does not prove it knows the secret, and PeerError (lost) when it disappears or stops
-// answering. Not thread-safe.
+// worker or does not prove it knows the secret (WorkerCountedLost when it refuses an id it counted
+// as lost), and PeerError (lost) when it disappears or stops answering. Not thread-safe.
 class PsClient {
  public:
   explicit PsClient(PsClientOptions options);
 
   const ps::Welcome& welcome() const { return welcome_; }
   int64_t num_parameters() const { return welcome_.num_parameters(); }
+  // This worker's id: the one it claimed, or the one the server gave it (Welcome.worker).
+  int worker() const { return worker_; }
 
   // The current weights; with `acquire_lock`, after waiting for the server's lock.
   const ps::Weights& Pull(bool acquire_lock);
@@ -68,6 +86,7 @@ class PsClient {
   ps::Message reply_;
   ps::Message weights_;  // a Weights frame that followed a PushAck
   uint32_t max_frame_ = kMaxHandshakeFrame;
+  int worker_ = 0;
   int64_t pulls_ = 0, pushes_ = 0, dropped_ = 0;
   double seconds_ = 0;
 };

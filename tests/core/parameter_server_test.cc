@@ -2,6 +2,7 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <chrono>
 #include <future>
 #include <thread>
@@ -240,6 +241,182 @@ TEST(ParameterServer, AWorkerThatNeverArrivesIsLostAfterTheRendezvousTimeout) {
   ParameterServerReport report = server.Report();
   EXPECT_EQ(report.finished, std::vector<int>{0});
   EXPECT_EQ(report.lost[1], "never connected within 0.5 s");
+}
+
+TEST(ParameterServer, TheWelcomeSaysTheWorkerItsId) {
+  ServerFixture server(World(2));
+  PsClient one(server.Client(1, 2));
+  EXPECT_EQ(one.welcome().worker(), 1);
+  EXPECT_EQ(one.worker(), 1);
+  PsClient zero(server.Client(0, 2));
+  EXPECT_EQ(zero.worker(), 0);
+  one.Finish("{}");
+  zero.Finish("{}");
+  server.Report();
+}
+
+TEST(ParameterServer, AWorkerWithoutAnIdWaitsForTheOthersAndGetsTheIdNobodyClaimed) {
+  ServerFixture server(World(3));
+  PsClient two(server.Client(2, 3));
+  // Until worker 0 comes, the server cannot know which id is left: the worker without one waits.
+  auto any = std::async(std::launch::async, [&server] {
+    return std::make_unique<PsClient>(server.Client(-1, 3));
+  });
+  EXPECT_EQ(any.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
+  PsClient zero(server.Client(0, 3));
+  std::unique_ptr<PsClient> one = any.get();
+  EXPECT_EQ(one->worker(), 1);
+  EXPECT_EQ(one->welcome().worker(), 1);
+  for (PsClient* c : {&two, &zero, one.get()}) c->Finish("{}");
+  ParameterServerReport report = server.Report();
+  EXPECT_EQ(report.finished.size(), 3u);
+  EXPECT_TRUE(report.lost.empty());
+}
+
+TEST(ParameterServer, WorkersWithoutAnIdGetTheLowestIdsLeftInTheOrderTheyCame) {
+  ServerFixture server(World(3));
+  auto first = std::async(std::launch::async, [&server] {
+    return std::make_unique<PsClient>(server.Client(-1, 3));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // the first to come
+  auto second = std::async(std::launch::async, [&server] {
+    return std::make_unique<PsClient>(server.Client(-1, 3));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  PsClient one(server.Client(1, 3));
+  std::unique_ptr<PsClient> a = first.get(), b = second.get();
+  EXPECT_EQ(a->worker(), 0);
+  EXPECT_EQ(b->worker(), 2);
+  for (PsClient* c : {a.get(), b.get(), &one}) c->Finish("{}");
+  EXPECT_EQ(server.Report().finished.size(), 3u);
+}
+
+TEST(ParameterServer, AtTheRendezvousTimeoutAWorkerWithoutAnIdTakesAnAbsentOnesId) {
+  ParameterServerOptions o = World(3);
+  o.rendezvous_timeout = 0.5;
+  ServerFixture server(o);
+  PsClient zero(server.Client(0, 3));
+  PsClient any(server.Client(-1, 3));  // waits until the timeout: worker 1 or 2 might still come
+  EXPECT_EQ(any.worker(), 1);
+  zero.Finish("{}");
+  any.Finish("{}");
+  ParameterServerReport report = server.Report();
+  std::sort(report.finished.begin(), report.finished.end());  // in the order the server saw it
+  EXPECT_EQ(report.finished, (std::vector<int>{0, 1}));
+  ASSERT_EQ(report.lost.size(), 1u);
+  EXPECT_EQ(report.lost[2], "never connected within 0.5 s");
+}
+
+// Spark retries a failed task of a hogwild stage with the same partition.
+TEST(ParameterServer, AWorkerCountedAsLostIsRefusedAsLost) {
+  ServerFixture server(World(2));
+  PsClient survivor(server.Client(1, 2));
+  {
+    PsClient doomed(server.Client(0, 2));
+    doomed.Pull(false);
+  }  // its connection closes mid-job
+  for (int attempt = 0;; ++attempt) {  // until the server has seen the connection close
+    try {
+      PsClient retry(server.Client(0, 2));
+      FAIL() << "a lost worker was taken back";
+    } catch (const WorkerCountedLost& e) {
+      EXPECT_EQ(e.worker(), 0);
+      EXPECT_EQ(e.reason(), "connection closed");
+      EXPECT_EQ(std::string(e.what()),
+                "the parameter server at 127.0.0.1:" + std::to_string(server.Client(0, 2).server.port) +
+                    " refused worker 0: worker 0 was lost earlier in this job (connection closed); a "
+                    "job does not take a worker back");
+      break;
+    } catch (const RefusedError& e) {  // "already joined": the close is not seen yet
+      ASSERT_LT(attempt, 50) << e.what();
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+  // A worker without rows finds no id left but the lost one: a retry too.
+  try {
+    PsClient any(server.Client(-1, 2));
+    FAIL() << "a worker without an id was admitted with none left";
+  } catch (const WorkerCountedLost& e) {
+    EXPECT_EQ(e.worker(), 0);
+    EXPECT_EQ(e.reason(), "connection closed");
+    EXPECT_NE(std::string(e.what()).find(
+                  "refused a worker with no rows: no worker id is left for a worker with no rows: "
+                  "worker 0 was counted as lost earlier in this job (connection closed)"),
+              std::string::npos)
+        << e.what();
+  }
+  survivor.Finish("{}");
+  ParameterServerReport report = server.Report();
+  EXPECT_EQ(report.finished, std::vector<int>{1});
+  EXPECT_GE(report.refused_connections, 2);
+}
+
+TEST(ParameterServer, AWorkerAfterTheRendezvousTimeoutIsRefusedAsLost) {
+  ParameterServerOptions o = World(2);
+  o.rendezvous_timeout = 0.3;
+  ServerFixture server(o);
+  PsClient zero(server.Client(0, 2));
+  std::this_thread::sleep_for(std::chrono::milliseconds(800));
+  try {
+    PsClient late(server.Client(1, 2));
+    FAIL() << "a worker was admitted after the rendezvous timeout";
+  } catch (const WorkerCountedLost& e) {
+    EXPECT_EQ(e.worker(), 1);
+    EXPECT_EQ(e.reason(), "never connected within 0.3 s");
+  }
+  zero.Finish("{}");
+  server.Report();
+}
+
+TEST(ParameterServer, OtherRefusalsAreNotLost) {
+  ServerFixture server(World(1));
+  PsClient only(server.Client(0, 1));
+  try {
+    PsClient again(server.Client(0, 1));
+    FAIL() << "a second worker 0 was admitted";
+  } catch (const WorkerCountedLost& e) {
+    FAIL() << "refused as lost: " << e.what();
+  } catch (const RefusedError& e) {
+    EXPECT_NE(std::string(e.what()).find("worker 0 already joined this job"), std::string::npos);
+  }
+  try {
+    PsClient any(server.Client(-1, 1));
+    FAIL() << "a worker without an id was admitted with none left";
+  } catch (const WorkerCountedLost& e) {
+    FAIL() << "refused as lost: " << e.what();
+  } catch (const RefusedError& e) {
+    EXPECT_NE(std::string(e.what()).find(
+                  "no worker id is left for a worker with no rows: all 1 workers have joined this job"),
+              std::string::npos)
+        << e.what();
+  }
+  only.Finish("{}");
+  server.Report();
+}
+
+TEST(ParameterServer, DecidedEpochsCarryTheirTimesAndThePlannedEpochs) {
+  ServerFixture server(World(2));
+  PsClient a(server.Client(0, 2)), b(server.Client(1, 2));
+  auto report = [](int epoch, int epochs) {
+    ps::EpochReport r;
+    r.set_epoch(epoch);
+    r.set_epochs(epochs);
+    r.set_rows(100);
+    r.set_train_loss(0.5);
+    return r;
+  };
+  a.ReportEpoch(report(1, 3));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  b.ReportEpoch(report(1, 4));
+  a.Finish("{}");
+  b.Finish("{}");
+  ParameterServerReport r = server.Report();
+  ASSERT_EQ(r.epochs.size(), 1u);
+  EXPECT_EQ(r.epochs[0].epochs, 4);  // the most any worker trains
+  EXPECT_EQ(r.epochs[0].rows, 200);
+  EXPECT_GE(r.epochs[0].seconds, 0.1);
+  EXPECT_DOUBLE_EQ(r.epochs[0].elapsed, r.epochs[0].seconds);  // the first epoch
+  EXPECT_DOUBLE_EQ(r.epochs[0].samples_per_second, 200 / r.epochs[0].seconds);
 }
 
 TEST(ParameterServer, EarlyStoppingIsDecidedWhenEveryWorkerReportedTheEpoch) {

@@ -62,7 +62,11 @@ std::string EveryKind() {
   m[2].mutable_welcome()->set_model("PK");
   m[2].mutable_welcome()->set_num_parameters(4);
   m[2].mutable_welcome()->set_pull_every(2);
-  m[3].mutable_refused()->set_reason("wrong secret");
+  m[2].mutable_welcome()->set_worker(1);
+  m[3].mutable_refused()->set_reason("worker 1 was lost earlier in this job (connection closed)");
+  m[3].mutable_refused()->set_lost(true);
+  m[3].mutable_refused()->set_worker(1);
+  m[3].mutable_refused()->set_lost_reason("connection closed");
   m[4].mutable_pull()->set_acquire_lock(true);
   m[5].mutable_weights()->set_version(8);
   m[5].mutable_weights()->set_data(std::string(16, '\0'));
@@ -71,6 +75,7 @@ std::string EveryKind() {
   m[7].mutable_push_ack()->set_applied(true);
   m[8].mutable_epoch_report()->set_epoch(1);
   m[8].mutable_epoch_report()->set_train_loss(0.5);
+  m[8].mutable_epoch_report()->set_epochs(10);
   m[9].mutable_epoch_ack()->set_stop(true);
   m[10].mutable_done()->set_summary(R"({"rows":32})");
   m[11].mutable_failed()->set_message("stdin:17: expected 4 features, got 3");

@@ -28,7 +28,7 @@ check "kill -9 of worker 1 of 3 mid-run: workers 0 and 2 and the server finish; 
 split_rows "$DATA/train12k.csv" 2000 2000 2000
 start_server 3
 start_workers 3 8
-wait_log server.err "epoch 1 \(3 workers\)"
+wait_log server.err "epoch 1/8: .* \| 3 workers, "
 still_running "${WORKER_PID[1]}" "worker 1"
 kill -9 "${WORKER_PID[1]}"
 wait_for "${WORKER_PID[1]}"
@@ -49,7 +49,7 @@ assert_eq 8 "$(summary_field server.out epochs)" "server summary: epochs"
 assert_eq 2 "$(summary_field server.out workers)" "server summary: workers in the last epoch"
 grep -qE "worker 1 \(.*\) lost: .+; the job goes on with the others$" server.err ||
   fail "the server did not warn that worker 1 was lost: $(tail -5 server.err)"
-grep -q "epoch 8 (2 workers)" server.err ||
+grep -qE "epoch 8/8: .* \| 2 workers, " server.err ||
   fail "the server did not finish the epochs with the 2 workers left: $(tail -5 server.err)"
 # Worker 1's gradients of the first epoch count too: more updates than the others pushed.
 assert_cmp "$(summary_field server.out updates)" ">" \
@@ -62,7 +62,7 @@ check "the server is killed with kill -9 mid-run: every worker exits 75 within 1
 split_rows "$DATA/train12k.csv" 3000 3000
 start_server 2
 start_workers 2 50 --predict
-wait_log server.err "epoch 1 \(2 workers\)"
+wait_log server.err "epoch 1/50: .* \| 2 workers, "
 still_running "$SERVER_PID" "the server"
 KILLED=$(now)
 kill -9 "$SERVER_PID"
