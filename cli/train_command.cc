@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -11,6 +12,7 @@
 #include "core/device.h"
 #include "cli/exit_codes.h"
 #include "cli/failure.h"
+#include "core/data/rank_prefix.h"
 #include "core/dist/world.h"
 #include "core/jobs/train_job.h"
 #include "core/net/socket.h"
@@ -33,6 +35,9 @@ struct TrainFlags {
   std::string server;
   int rank = -1;
   int world_size = 0;
+  bool rank_from_stdin = false;
+  bool any_rank = false;  // --rank-from-stdin found no rows: take a rank nobody claimed
+  CLI::Option* rank_opt;
   double timeout = 120;
 };
 
@@ -94,7 +99,7 @@ void RunHogwild(TrainFlags& f, TrainJobOptions& job) {
                        " to `sparktorch serve`");
     }
   }
-  if (f.rank < 0 || f.world_size <= 0) {
+  if ((f.rank < 0 && !f.any_rank) || f.world_size <= 0) {
     throw UsageError("--mode hogwild needs --rank (this worker, 0..N-1) and --world-size N");
   }
   if (f.rank >= f.world_size) {
@@ -105,19 +110,47 @@ void RunHogwild(TrainFlags& f, TrainJobOptions& job) {
   c.server = ParseAddress(f.server, "--server");
   c.secret = EnvOr("SPARKTORCH_SECRET", "");
   c.job = EnvOr("SPARKTORCH_JOB_ID", "-");
-  c.worker = f.rank;
+  c.worker = f.any_rank ? -1 : f.rank;
   c.world_size = f.world_size;
   c.timeout = f.timeout;
   job.hogwild = c;
   job.mode = "hogwild";
   job.launcher = "serve";
-  spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e sparktorch[worker " + std::to_string(f.rank) + "] %l: %v");
+  auto tag_lines = [](const std::string& worker) {
+    spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e sparktorch[worker " + worker + "] %l: %v");
+  };
+  // A worker without rows learns its id from the server.
+  tag_lines(f.any_rank ? std::string("any") : std::to_string(f.rank));
+  job.on_worker_id = [tag_lines](int worker) { tag_lines(std::to_string(worker)); };
   LocalCommunicator local;
   RunTrainJob(job, local, stdout);
   if (std::fflush(stdout) != 0) throw Error("stdout: write failed");
 }
 
+// --rank-from-stdin: checks the flags that go with it, then reads the rank before anything else
+// reads stdin. Sets f.rank, or f.any_rank when stdin has no rows at all.
+void ReadRankFromStdin(TrainFlags& f) {
+  if (!f.rank_from_stdin) return;
+  if (f.rank_opt->count()) {
+    throw UsageError("--rank-from-stdin and --rank both give this process's rank; give one of them");
+  }
+  if (f.tracker.empty() && f.server.empty()) {
+    throw UsageError("--rank-from-stdin goes with --tracker HOST:PORT (sync) or --server HOST:PORT (hogwild)");
+  }
+  if (f.world_size <= 0) throw UsageError("--rank-from-stdin needs --world-size N");
+  if (!f.rows.inputs.empty()) {
+    throw UsageError("--rank-from-stdin reads the rank before the rows on stdin; not with --input");
+  }
+  std::optional<int> rank = ReadRankPrefix(STDIN_FILENO, f.world_size);
+  if (rank) {
+    f.rank = *rank;
+  } else {
+    f.any_rank = true;
+  }
+}
+
 void Run(TrainFlags& f) {
+  ReadRankFromStdin(f);
   TrainJobOptions job = f.job;
   job.inputs = f.rows.inputs;
   job.rows.format = ApplyOverrides(RowFormat(), ToOverrides(f.rows));
@@ -142,6 +175,7 @@ void Run(TrainFlags& f) {
   w.under_mpirun = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
   if (!f.tracker.empty()) w.tracker = ParseAddress(f.tracker, "--tracker");
   w.rank = f.rank;
+  w.any_rank = f.any_rank;
   w.world_size = f.world_size;
   w.job = EnvOr("SPARKTORCH_JOB_ID", "-");
   w.secret = EnvOr("SPARKTORCH_SECRET", "");
@@ -158,6 +192,7 @@ void Run(TrainFlags& f) {
   }
   job.mode = world->sync() ? "sync" : "local";
   job.launcher = world->launcher();
+  job.report_epoch = [&world](const std::string& json) { world->ReportEpoch(json); };
   try {
     RunTrainJob(job, world->comm(), stdout);
     if (std::fflush(stdout) != 0) throw Error("stdout: write failed");
@@ -237,8 +272,13 @@ void SetupTrainCommand(CLI::App& app) {
   c->add_option("--server", f.server,
                 "HOST:PORT of `sparktorch serve --mode hogwild`, for hogwild workers")
       ->group("Distributed");
-  c->add_option("--rank", f.rank, "This process's rank or worker id, 0..N-1 (with --tracker or --server)")
-      ->check(CLI::NonNegativeNumber)
+  f.rank_opt = c->add_option("--rank", f.rank,
+                             "This process's rank or worker id, 0..N-1 (with --tracker or --server)")
+                   ->check(CLI::NonNegativeNumber)
+                   ->group("Distributed");
+  c->add_flag("--rank-from-stdin", f.rank_from_stdin,
+              "Instead of --rank: read the rank from stdin, the digits and a tab before the first "
+              "row (as Spark tasks write it); with no rows at all, take a rank nobody claimed")
       ->group("Distributed");
   c->add_option("--world-size", f.world_size, "Number of ranks or workers N (with --tracker or --server)")
       ->check(CLI::PositiveNumber)

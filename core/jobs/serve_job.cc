@@ -15,8 +15,15 @@ namespace {
 
 using nlohmann::json;
 
+// A decided epoch with the field names of `train --metrics` where they mean the same.
 json EpochJson(const ServedEpoch& e) {
-  json j = {{"epoch", e.epoch}, {"workers", e.workers}, {"rows", e.rows}, {"train_loss", e.train_loss}};
+  json j = {{"epoch", e.epoch},
+            {"workers", e.workers},
+            {"rows", e.rows},
+            {"train_loss", e.train_loss},
+            {"seconds", e.seconds},
+            {"elapsed", e.elapsed},
+            {"samples_per_second", e.samples_per_second}};
   if (e.train_accuracy) j["train_accuracy"] = *e.train_accuracy;
   if (e.validation_loss) {
     j["validation_rows"] = e.validation_rows;
@@ -95,6 +102,8 @@ void RunHogwildServe(const HogwildServeOptions& options, const std::function<voi
   json metrics = report.epochs.empty() ? json::object() : EpochJson(report.epochs.back());
   metrics["stopped_early"] = report.stopped_early;
   manifest.metrics = metrics;
+  manifest.history = json::array();
+  for (const ServedEpoch& e : report.epochs) manifest.history.push_back(EpochJson(e));
   manifest.training = {{"mode", "hogwild"},
                        {"launcher", "serve"},
                        {"epochs_run", report.epochs.empty() ? 0 : report.epochs.back().epoch},

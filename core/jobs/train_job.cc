@@ -13,6 +13,7 @@
 #include "core/model/model_file.h"
 #include "core/model/spec_compiler.h"
 #include "core/ps/hogwild_worker.h"
+#include "core/train/epoch_progress.h"
 #include "core/train/examples.h"
 #include "core/train/optimizer.h"
 #include "formats/error.h"
@@ -23,21 +24,21 @@ namespace {
 
 using nlohmann::json;
 
-std::string Fixed(double x, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, x);
-  return buf;
+EpochProgress Progress(const EpochStats& s, int epochs) {
+  EpochProgress p;
+  p.epoch = s.epoch;
+  p.epochs = epochs;
+  p.train_loss = s.train_loss;
+  p.train_accuracy = s.train_accuracy;
+  p.validation_loss = s.validation_loss;
+  p.validation_accuracy = s.validation_accuracy;
+  p.samples_per_second = s.samples_per_second;
+  p.elapsed = s.elapsed;
+  return p;
 }
 
-std::string ProgressLine(const EpochStats& s, int epochs) {
-  std::string line = "epoch " + std::to_string(s.epoch) + "/" + std::to_string(epochs) +
-                     ": loss " + Fixed(s.train_loss, 4);
-  if (s.train_accuracy) line += " accuracy " + Fixed(*s.train_accuracy, 4);
-  if (s.validation_loss) line += " val_loss " + Fixed(*s.validation_loss, 4);
-  if (s.validation_accuracy) line += " val_accuracy " + Fixed(*s.validation_accuracy, 4);
-  line += " | " + std::to_string(static_cast<int64_t>(s.samples_per_second)) + " samples/s, " +
-          Fixed(s.elapsed, 1) + " s elapsed";
-  return line;
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 json EpochJson(const EpochStats& s) {
@@ -111,8 +112,10 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
     row_options.share_rank = rank;
     row_options.share_world = world_size;
   }
+  const auto reading = std::chrono::steady_clock::now();
   RowSource source(inputs, row_options, check);
   Dataset data = ReadDataset(source);
+  const double read_seconds = SecondsSince(reading);
   const std::string where = world_size > 1 ? "rank " + std::to_string(rank) + ": " : "";
   if (data.rows() == 0 && world_size == 1 && !hogwild) {
     throw InputError(DescribeInputNames(inputs) + ": no rows to train on" +
@@ -155,13 +158,27 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
                  {"rows", data.rows()}};
     if (options.prediction) info["prediction"] = PredictionKindName(*options.prediction);
     connect.worker_info = info.dump();
-    client = std::make_unique<PsClient>(connect);
+    try {
+      client = std::make_unique<PsClient>(connect);
+    } catch (const WorkerCountedLost& lost) {
+      // Spark retried a task that the server had given up on; the job went on without it.
+      spdlog::warn("the parameter server counted worker {} as lost earlier in this job ({}); the "
+                   "job goes on without this worker",
+                   lost.worker(), lost.reason());
+      return;
+    }
+    if (options.on_worker_id) options.on_worker_id(client->worker());
     plan = PlanServedModel(client->welcome().model(), "the parameter server's model", device);
     loss = Loss::FromSpec(plan.loss_spec);
     optimizer_spec = CompleteOptimizerSpec(plan.optimizer_spec);
     spdlog::info("joined the parameter server at {} as worker {} of {}: {} model, loss {}{}",
-                 connect.server.ToString(), connect.worker, connect.world_size, plan.source,
+                 connect.server.ToString(), client->worker(), connect.world_size, plan.source,
                  loss.name(), client->welcome().lock() ? ", with its lock" : "");
+    if (connect.worker < 0) {
+      spdlog::info("this worker has no rows (an empty partition); the parameter server gave it "
+                   "worker id {}, which no other worker claimed",
+                   client->worker());
+    }
     const int64_t want = Product(plan.input_shape);
     if (data.rows() > 0 && data.features.size(1) != want) {
       throw InputError(DescribeInputNames(inputs) + ": rows have " + std::to_string(data.features.size(1)) +
@@ -205,12 +222,12 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
   for (const torch::Tensor& p : module.parameters()) params.push_back(p);
   auto optimizer = MakeOptimizer(optimizer_spec, params);
   Trainer trainer(module, loss, *optimizer, comm, device, options.train);
+  const int epochs = options.train.epochs * std::max(1, options.train.partition_shuffles);
   std::unique_ptr<HogwildWorker> worker;
   if (client) {
-    worker = std::make_unique<HogwildWorker>(*client, params);
+    worker = std::make_unique<HogwildWorker>(*client, params, epochs);
     trainer.SetHooks(worker.get());
   }
-  const int epochs = options.train.epochs * std::max(1, options.train.partition_shuffles);
 
   std::ofstream metrics;
   if (!options.metrics_path.empty() && rank == 0) {  // the metrics are the world's, alike on every rank
@@ -229,10 +246,22 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
                options.train.batch_size <= 0 ? std::string("whole partition")
                                              : std::to_string(options.train.batch_size),
                device.str(), optimizer_spec.dump(), loss.name());
+  const auto training = std::chrono::steady_clock::now();
+  json history = json::array();
   TrainResult result = trainer.Fit(train, validation, [&](const EpochStats& stats) {
-    if (rank == 0) spdlog::info("{}", ProgressLine(stats, epochs));
-    if (metrics.is_open()) metrics << EpochJson(stats).dump() << '\n' << std::flush;
+    const json epoch = EpochJson(stats);
+    history.push_back(epoch);
+    if (rank == 0) {
+      spdlog::info("{}", ProgressLine(Progress(stats, epochs)));
+      if (options.report_epoch && !worker) {
+        json report = epoch;
+        report["epochs"] = epochs;
+        options.report_epoch(report.dump());
+      }
+    }
+    if (metrics.is_open()) metrics << epoch.dump() << '\n' << std::flush;
   });
+  const double train_seconds = SecondsSince(training);
   if (result.stopped_early && worker) {
     spdlog::info("the parameter server stopped the job after epoch {}", result.epochs.back().epoch);
   } else if (result.stopped_early) {
@@ -241,7 +270,7 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
   }
   if (worker) {
     // Predictions and the summary use the server's weights as they are when this worker is done.
-    json done = {{"worker", options.hogwild->worker},
+    json done = {{"worker", client->worker()},
                  {"rows", data.rows()},
                  {"epochs", result.epochs.empty() ? 0 : result.epochs.back().epoch},
                  {"pushes", client->pushes()},
@@ -280,6 +309,7 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
                        {"launcher", options.launcher},
                        {"device", device.str()}};
   manifest.metrics = final_metrics;
+  manifest.history = history;
 
   module.to(torch::kCPU);  // a saved model loads anywhere
   if (rank != 0 || worker) {
@@ -301,8 +331,8 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
   std::snprintf(checksum, sizeof checksum, "%08x", trainer.WeightsChecksum());
   summary["weights_crc32"] = checksum;
   if (worker) {
-    summary["rank"] = options.hogwild->worker;  // a worker's own world is one process
-    summary["worker"] = options.hogwild->worker;
+    summary["rank"] = client->worker();  // a worker's own world is one process
+    summary["worker"] = client->worker();
     summary["world_size"] = options.hogwild->world_size;
     summary["pulls"] = client->pulls();
     summary["pushes"] = client->pushes();
@@ -314,8 +344,10 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
   summary["rows_skipped"] = source.rows_skipped();
   summary["validation_rows"] = held_out;
   summary["epochs"] = last.epoch;
-  summary["total_seconds"] =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  summary["read_seconds"] = read_seconds;
+  summary["train_seconds"] = train_seconds;
+  summary["history"] = history;
+  summary["total_seconds"] = SecondsSince(started);
   if (!options.output_path.empty() && rank == 0) summary["model_path"] = options.output_path;
   records.WriteSummary(summary.dump());
   records.Flush();

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,13 +46,23 @@ struct TrainJobOptions {
   // "none", "mpirun" or "tracker".
   std::string mode = "local";
   std::string launcher = "none";
+
+  // Called on rank 0 after every epoch with its metrics, the `--metrics` JSON object plus
+  // `epochs` (the number planned), for a tracker that shows the job's progress. May be empty.
+  std::function<void(const std::string& json)> report_epoch;
+  // Hogwild: called once the parameter server has admitted this worker, with its id (the one it
+  // claimed, or the one the server gave a worker without one), before anything else is logged
+  // under it. May be empty.
+  std::function<void(int worker)> on_worker_id;
 };
 
 // Runs `sparktorch train` on one rank of `comm`'s world: reads the rows (with files as inputs and
 // more than one rank, this rank's share of them), builds or loads the model, trains it with the
 // other ranks, and writes prediction records for its own rows (with `predict`), the model (rank
 // 0 only: to output_path, or as records) and a summary record to `out`. Progress goes to the log
-// (stderr). Throws the sparktorch::Error kinds of formats/error.h.
+// (stderr). A hogwild worker whose id the parameter server counted as lost earlier in the job (a
+// task that Spark retried) logs a warning and returns without writing anything: the job goes on
+// without it. Throws the sparktorch::Error kinds of formats/error.h.
 void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* out);
 
 }  // namespace sparktorch

@@ -9,11 +9,12 @@
 
 namespace sparktorch {
 
-HogwildWorker::HogwildWorker(PsClient& client, std::vector<at::Tensor> params)
+HogwildWorker::HogwildWorker(PsClient& client, std::vector<at::Tensor> params, int epochs)
     : client_(client),
       params_(std::move(params)),
       lock_(client.welcome().lock()),
-      pull_every_(std::max(1, client.welcome().pull_every())) {
+      pull_every_(std::max(1, client.welcome().pull_every())),
+      epochs_(epochs) {
   int64_t total = 0;
   for (const at::Tensor& p : params_) {
     if (p.scalar_type() != torch::kFloat) {
@@ -84,6 +85,7 @@ bool HogwildWorker::AfterEpoch(const EpochStats& stats) {
   since_pull_ = 0;
   ps::EpochReport report;
   report.set_epoch(stats.epoch);
+  report.set_epochs(epochs_);
   report.set_rows(stats.rows);
   report.set_train_loss(stats.rows > 0 ? stats.train_loss : 0);
   if (stats.train_accuracy) {

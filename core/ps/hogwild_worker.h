@@ -19,7 +19,9 @@ namespace sparktorch {
 class HogwildWorker : public TrainHooks {
  public:
   // `params` are the module's parameters (float32, on any device); `client` must outlive this.
-  HogwildWorker(PsClient& client, std::vector<at::Tensor> params);
+  // `epochs`: how many this worker trains in all, which its epoch reports tell the server (for
+  // the time left in its progress lines).
+  HogwildWorker(PsClient& client, std::vector<at::Tensor> params, int epochs);
 
   void BeforeStep() override;
   bool AfterBackward(int64_t rows, double loss, bool last_in_epoch) override;
@@ -39,6 +41,7 @@ class HogwildWorker : public TrainHooks {
   std::vector<float> gradients_;
   bool lock_;
   int pull_every_;
+  int epochs_;
   int since_pull_ = 0;  // steps since the last pull; 0: pull before the next
   uint64_t version_ = 0;
   bool fresh_ = false;  // the parameters hold weights that came with the last push
