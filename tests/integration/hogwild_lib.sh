@@ -163,3 +163,19 @@ PY
   echo "  ok: $1 loads in Python; a [1, 784] row gives [1, 10]"
 }
 
+
+# start_worker_from_stdin I N INPUT [train flags]: as start_worker, but the worker finds its id
+# as a Spark task of the JVM's RDD.pipe gives it: I and a tab before INPUT's first row on stdin
+# (`train --rank-from-stdin`); an empty INPUT is an empty partition, whose stdin stays empty.
+# Not quiet: its stderr (err.I) keeps its info lines.
+start_worker_from_stdin() {
+  local i=$1 n=$2 input=$3
+  shift 3
+  rm -f "out.$i.fields"
+  {
+    [[ -s $input ]] && printf '%s\t' "$i"
+    cat "$input"
+  } | "$SPARKTORCH" train --mode hogwild --server "$SERVER" --rank-from-stdin --world-size "$n" \
+    --label-col 0 "$@" >"out.$i" 2>"err.$i" &
+  WORKER_PID[i]=$!
+}
