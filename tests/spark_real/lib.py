@@ -33,8 +33,11 @@ SPARK_DATA = os.environ.get("SPARK_DATA", "")
 DATA = os.environ.get("DATA", "")
 SPEC = os.path.join(REPO, "examples", "fashion_mnist_mlp.json")
 
-# The lines worth quoting from a failed job: not Spark's INFO logging or the stack frames.
-_NOISE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d INFO |^\s+at |^\s*$")
+# The lines not worth quoting from a failed job: Spark's INFO logging, stack frames, and the
+# executor churn of a local-cluster application that is shutting down.
+_NOISE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d INFO |^\s+at |^\s*$|"
+                    r"Failed to launch executor|status update for unknown executor|"
+                    r"Shutdown hooks cannot be modified|^\s*\.\.\. \d+ more")
 _last = None  # the last Run, quoted when a check fails
 _runs = []  # every Run of this test
 
@@ -58,7 +61,13 @@ def fail(what):
         print("\n".join(_last.quote()), file=sys.stderr, flush=True)
         executors = _last.executor_logs()
         if executors:
-            print("---- its executors' logs: %s ----" % " ".join(executors), file=sys.stderr)
+            print("---- sparktorch's lines in its executors' logs (%s) ----"
+                  % " ".join(executors), file=sys.stderr)
+            for log in executors:
+                with open(log, errors="replace") as f:
+                    lines = [line.rstrip() for line in f if "sparktorch" in line and
+                             not _NOISE.search(line) and "Command ran" not in line]
+                print("\n".join(lines[-20:]), file=sys.stderr, flush=True)
     sys.exit(1)
 
 
@@ -113,6 +122,7 @@ class Run:
         self.rc = None
         self.started = self.ended = None
         self.lock = threading.Lock()
+        self._app_folder = None
 
     @property
     def out(self):
@@ -141,17 +151,35 @@ class Run:
 
     def app_folder(self):
         """$SPARK_HOME/work/APP of a local-cluster application (its executors' logs and
-        files), or None."""
-        found = re.search(r"Connected to Spark cluster with app ID (app-[\w-]+)", self.err)
-        return os.path.join(SPARK_HOME, "work", found.group(1)) if found else None
+        files), or None (before the driver connected, or on a local master)."""
+        if self._app_folder is None:
+            with self.lock:
+                err = [line for _, stream, line in self.lines if stream == "err"]
+            for line in err:
+                found = re.search(r"Connected to Spark cluster with app ID (app-[\w-]+)", line)
+                if found:
+                    self._app_folder = os.path.join(SPARK_HOME, "work", found.group(1))
+                    break
+        return self._app_folder
 
     def executor_logs(self):
         folder = self.app_folder()
         return sorted(glob.glob(os.path.join(folder, "*", "stderr"))) if folder else []
 
     def quote(self, count=60):
-        """The last `count` lines worth reading (no INFO logging, no stack frames)."""
-        kept = [line for _, _, line in self.lines if not _NOISE.search(line)]
+        """The last `count` lines worth reading: no _NOISE, and the tasks' launcher script,
+        which Spark's messages quote in full, as one line."""
+        kept, in_script = [], False
+        for _, _, line in self.lines:
+            if in_script:
+                in_script = not line.startswith(" sparktorch-launcher")
+                if not in_script:
+                    kept.append("  [the launcher script]" + line)
+            elif "Command ran: /bin/sh -c" in line:
+                kept.append(line)
+                in_script = True
+            elif not _NOISE.search(line):
+                kept.append(line)
         return kept[-count:]
 
 
@@ -172,17 +200,14 @@ def _session_processes(sid):
     return found
 
 
-def submit(name, master, args, timeout, on_line=None, conf=()):
-    """Runs `spark-submit --master MASTER [--conf C]... ARGS` with PySpark on /usr/bin/python3,
+def submit(name, master, args, timeout, on_line=None):
+    """Runs `spark-submit --master MASTER ARGS` with PySpark on /usr/bin/python3,
     in a session of its own, and waits for it; returns a Run. Its stdout and stderr go to
     NAME.out and NAME.err as they come; `on_line(run, stream, line)` sees every line. Fails when
     it runs past `timeout` seconds (after killing it), or when a process it started outlives it
     by more than 10 s (serve, a task's sparktorch, an executor)."""
     global _last  # pylint: disable=global-statement
-    command = [os.path.join(SPARK_HOME, "bin", "spark-submit"), "--master", master]
-    for c in conf:
-        command += ["--conf", c]
-    command += list(args)
+    command = [os.path.join(SPARK_HOME, "bin", "spark-submit"), "--master", master] + list(args)
     env = dict(os.environ, PYSPARK_PYTHON=PYTHON, PYSPARK_DRIVER_PYTHON=PYTHON)
     run = _last = Run(command, os.path.abspath(name))
     _runs.append(run)

@@ -46,10 +46,6 @@ def fit(spark, args):
              "summaries": torch_stage.summaries, "job_id": torch_stage.jobId}
 
     torch_stage.saveModelFile(args.model_file)
-    attached = create_spark_torch_model(args.model_file, inputCol="features", binary=args.binary,
-                                        predictionCol="attached")
-    facts["attached"] = predictions(attached.transform(test), "attached")
-
     import torch  # pylint: disable=import-outside-toplevel  # /usr/bin/python3's python3-torch
     module = torch_stage.getPytorchModel()
     rows = test.orderBy("id").limit(FIRST_ROWS).collect()
@@ -58,6 +54,14 @@ def fit(spark, args):
                                       dtype=torch.float32))
     facts["pytorch"] = {"type": type(module).__name__, "ids": [r["id"] for r in rows],
                         "classes": [float(c) for c in outputs.argmax(dim=1).tolist()]}
+
+    # The same model again, in the same session: its failure is a fact too, checked last.
+    try:
+        attached = create_spark_torch_model(args.model_file, inputCol="features",
+                                            binary=args.binary, predictionCol="attached")
+        facts["attached"] = predictions(attached.transform(test), "attached")
+    except Exception as e:  # pylint: disable=broad-except
+        facts["attached_error"] = "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[0])
     with open(args.facts, "w") as f:
         json.dump(facts, f)
     print("pipeline_job: fitted, saved to %s; facts in %s" % (args.saved, args.facts))

@@ -58,9 +58,6 @@ def main():
     differ = [i for i in range(2000) if mine[i] != expected[i]]
     expect(not differ, "its predictions equal `sparktorch predict` on saveModelFile's file",
            "%d differ, first ids %s" % (len(differ), differ[:5]))
-    attached = {p[0]: p[2] for p in fitted["attached"]}
-    expect(sorted(attached) == ids and all(attached[i] == mine[i] for i in ids),
-           "create_spark_torch_model(the file) predicts the same for every row")
     pytorch = fitted["pytorch"]
     expect(pytorch["ids"] == list(range(16)) and pytorch["classes"] == mine[:16],
            "getPytorchModel() (%s): its classes for the first 16 rows are sparktorch's"
@@ -83,6 +80,14 @@ def main():
     accuracy = sum(1 for p in again if p[2] == p[1]) / len(again)
     print("  accuracy %.4f (pipeline, %s, 2 epochs)" % (accuracy, where), flush=True)
     expect(accuracy > THRESHOLD, "accuracy %.4f > %.2f" % (accuracy, THRESHOLD), accuracy)
+
+    check("create_spark_torch_model(saveModelFile's file), in the fit's session, after the "
+          "stage's own transform")
+    expect("attached_error" not in fitted, "its transform ran",
+           fitted.get("attached_error"))
+    attached = {p[0]: p[2] for p in fitted["attached"]}
+    expect(sorted(attached) == ids and all(attached[i] == mine[i] for i in ids),
+           "it predicts the same as the stage for every row")
     done()
 
 
