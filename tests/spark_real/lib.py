@@ -10,6 +10,10 @@ The environment (CTest sets it; set it by hand to run a test alone):
   WORK        a scratch folder; each test works in $WORK/<test name>, wiped at its start
   SPARK_DATA  the Spark sources prepare_data.py wrote (the fixture spark-real.data)
   DATA        the integration fixture's CSV rows (train12k.csv, test2k.csv)
+
+spark-submit of a Python application prints the program's stdout and stderr together on its
+stdout (Spark's PythonRunner merges them), with the log lines of the `sparktorch serve` it
+starts; Spark's own logging, and on local[2] the tasks' (the binary's stderr), on its stderr.
 """
 import csv
 import glob
@@ -40,6 +44,12 @@ _NOISE = re.compile(r"^\d\d/\d\d/\d\d \d\d:\d\d:\d\d INFO |^\s+at |^\s*$|"
                     r"Shutdown hooks cannot be modified|^\s*\.\.\. \d+ more")
 _last = None  # the last Run, quoted when a check fails
 _runs = []  # every Run of this test
+
+
+def blame(run):
+    """Makes `run` the job that a failed check quotes (default: the last one)."""
+    global _last  # pylint: disable=global-statement
+    _last = run
 
 
 def check(what):
