@@ -62,6 +62,10 @@ def pipeline(spark, args):
     predicted = loaded.transform(test).cache()
     print("%s: test accuracy after %d epochs: %.4f (pipeline saved to %s and loaded back)"
           % (args.mode, args.epochs, accuracy(predicted), saved))
+    for epoch in loaded.stages[-1].getHistory():  # kept in the model file: loaded back too
+        print("%s: epoch %d: train loss %.4f, %s samples/s"
+              % (args.mode, epoch["epoch"], epoch["train_loss"],
+                 int(epoch.get("samples_per_second", 0))))
     model_file = os.path.join(args.data, "mlp_%s_pipeline.pt" % args.mode)
     loaded.stages[-1].saveModelFile(model_file)  # SparkTorch's getPytorchModel, as a file
     attached = create_spark_torch_model(model_file, inputCol="features",

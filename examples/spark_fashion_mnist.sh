@@ -6,12 +6,13 @@
 # print its accuracy; then the Spark ML way (examples/spark_fashion_mnist.py pipeline): fit a
 # Pipeline, save it, load it back, transform, and attach the .pt for inference only.
 #
-# Needs Spark 2.4.4 or later: spark-submit on PATH, or SPARK_SUBMIT. Spark is not installed on
-# this project's build machines; everything this drives except Spark's scheduler is tested
-# without it (tests/spark/). Knobs:
-#   MASTER      Spark master (default local[2]). With a local master the tasks run the binary of
-#               build/; otherwise the bundle (cmake --build build --target bundle) is shipped
-#               with --archives ...#sparktorch.
+# Needs Spark 2.4.4 or later: SPARK_SUBMIT, else $SPARK_HOME/bin/spark-submit, else the Spark
+# 2.4.4 in ../shared/spark (installed by its install.sh), else spark-submit on PATH. The suite
+# runs the same steps against that Spark (ctest -L spark-real). Knobs:
+#   MASTER      Spark master (default local[2]). With local[N] or local-cluster[...] (executors
+#               on this machine) the tasks run the binary of build/; otherwise the bundle
+#               (cmake --build build --target bundle) is shipped with --archives ...#sparktorch,
+#               which Spark unpacks on YARN, and on any cluster manager from Spark 3.1.
 #   FORMAT      parquet (default) or csv        MODES  "sync hogwild" (default)
 #   EPOCHS      3 (default)                     PARTITIONS  2 (default): tasks (ranks, workers)
 set -euo pipefail
@@ -21,7 +22,18 @@ example=spark_fashion_mnist
 sparktorch=${BUILD_DIR:-build}/sparktorch
 source examples/common.sh
 
-submit=${SPARK_SUBMIT:-spark-submit}
+if [[ -n ${SPARK_SUBMIT:-} ]]; then
+  submit=$SPARK_SUBMIT
+elif [[ -n ${SPARK_HOME:-} ]]; then
+  submit=$SPARK_HOME/bin/spark-submit
+elif [[ -x ../shared/spark/install.sh ]]; then
+  submit=$(../shared/spark/install.sh)/bin/spark-submit
+else
+  submit=spark-submit
+fi
+# PySpark's workers and driver: an interpreter with numpy (Debian's python3-numpy).
+export PYSPARK_PYTHON=${PYSPARK_PYTHON:-/usr/bin/python3}
+export PYSPARK_DRIVER_PYTHON=${PYSPARK_DRIVER_PYTHON:-/usr/bin/python3}
 master=${MASTER:-local[2]}
 format=${FORMAT:-parquet}
 epochs=${EPOCHS:-3}
@@ -35,7 +47,8 @@ source examples/fashion_mnist_csv.sh
 mkdir -p out/spark
 
 # The driver runs `sparktorch serve` with this build's binary; the executors run the binary of
-# build/ (a local master: same machine) or of the bundle that --archives unpacks.
+# build/ (a local or local-cluster master: the same machine) or of the bundle that --archives
+# unpacks.
 export SPARKTORCH=$PWD/$sparktorch
 if [[ $master == local* ]]; then
   ship=()

@@ -106,8 +106,8 @@ def main():
         lines = log.lines + (stamped_stderr(args.stderr) if args.stderr else [])
         print_phases(lines, started, returned)
         print("  fit %d of %d on %s: %d rows, %d %s tasks, %d epochs, %d attempt(s)"
-              % (fit, args.fits, master, result.rows, args.partitions, args.mode, args.epochs,
-                 result.attempts))
+              % (fit, args.fits, master, getattr(result, "rows", -1),  # -1: before 9da8025
+                 args.partitions, args.mode, args.epochs, result.attempts))
 
     predicted = layer.predict(test, result.model, binary=os.path.abspath(args.binary))
     t0 = time.time()
