@@ -82,9 +82,13 @@ def task_status(error):
     return int(found.group(1)) if found else None
 
 
-def _where(error):
+def _where(error, hosts):
+    """The host of the failed task: Spark names it for a task that is not a barrier's; else the
+    one host of `hosts` (all executors on one machine), else "an executor"."""
     found = _HOST.search(str(error))
-    return found.group(1) if found else "an executor"
+    if found:
+        return found.group(1)
+    return hosts[0] if len(hosts) == 1 else "an executor"
 
 
 def _assemble(mode, lines, serve):
@@ -103,7 +107,7 @@ def _assemble(mode, lines, serve):
 
 
 def run_training(options, mode, world_size, run_stage, driver_binary, candidates, task_model,
-                 task_config=None, has_label=True, host=None, log=None):
+                 task_config=None, has_label=True, host=None, executor_hosts=None, log=None):
     """Runs the job's attempts; returns a TrainResult.
 
     `run_stage(command, env)` runs `command` (a list) with `env` added to its environment in
@@ -112,7 +116,8 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
     wrote, in partition order; it raises when a task fails. `candidates` are where the tasks
     look for the binary (tasks.binary_candidates); `task_model` and `task_config` the model
     and its config as the tasks see them (sync mode: every task loads the model), while serve
-    on the driver uses `options.torchObj`. Raises ServeError when serve cannot start (a port
+    on the driver uses `options.torchObj`. `executor_hosts()`, when given, lists the hosts the
+    tasks may run on (to say where a failed barrier task ran). Raises ServeError when serve cannot start (a port
     taken, a bad model), BinaryMissing when a task finds no binary, and JobFailed when the job
     fails."""
     log = sys.stderr if log is None else log
@@ -147,7 +152,8 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
                 status = task_status(e)
                 if status == exit_codes.NOT_FOUND:
                     raise BinaryMissing("no sparktorch binary on %s: tried %s (%s)"
-                                        % (_where(e), ", ".join(candidates), ARCHIVE_HINT)) from None
+                                        % (_where(e, executor_hosts() if executor_hosts else []),
+                                           ", ".join(candidates), ARCHIVE_HINT)) from None
                 # serve knows best what went wrong; still running, it waits for ranks that
                 # Spark lost (or killed) before they arrived.
                 code = serve.wait(10)

@@ -21,6 +21,12 @@ def is_local(sc):
     return master == "local" or master.startswith("local[")
 
 
+def executor_hosts(sc):
+    """The hosts of the application's executors (the driver's too on a local master), sorted."""
+    infos = sc._jsc.sc().statusTracker().getExecutorInfos()  # pylint: disable=protected-access
+    return sorted({info.host() for info in infos})
+
+
 def end_barrier_timers(jvm, wait_ms=2000):
     """Ends the threads of the non-daemon timers that Spark's BarrierTaskContext starts and never
     cancels ("Barrier task timer for barrier() calls.": Spark 2.4 one per barrier task, 3.0 one

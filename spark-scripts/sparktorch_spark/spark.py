@@ -14,7 +14,9 @@ JVM's public API where PySpark 2.4 has none. The logic that needs no Spark lives
   piped by the JVM and paired with their rows in the JVM when `df` reads back in the same
   order (jvm.recomputes_in_order), else passed through a Python worker.
 """
+import atexit
 import os
+import re
 import shutil
 import socket
 import sys
@@ -143,25 +145,55 @@ def barrier_slots(sc):
         return sc.defaultParallelism
 
 
+_LOCAL_CLUSTER = re.compile(r"local-cluster\[\s*(\d+)\s*,\s*(\d+)\s*,")
+_LOCAL = re.compile(r"local\[\s*(\d+|\*)\s*(?:,\s*\d+\s*)?\]")
+
+
+def master_slots(master, task_cpus=1, cpus=None):
+    """The slots a master can ever give a barrier stage when its master URL fixes them:
+    `local` 1, `local[N]` (and `local[N,F]`) N, `local[*]` the machine's cores,
+    `local-cluster[W,C,M]` W*C, each divided by spark.task.cpus; None for real clusters, whose
+    executors come and go."""
+    found = _LOCAL_CLUSTER.match(master)
+    if found:
+        cores = int(found.group(1)) * int(found.group(2))
+    elif master == "local":
+        cores = 1
+    else:
+        found = _LOCAL.match(master)
+        if not found:
+            return None
+        cores = (cpus or os.cpu_count() or 1) if found.group(1) == "*" else int(found.group(1))
+    return cores // max(task_cpus, 1)
+
+
+def _too_many(wanted, slots, now):
+    return OptionError(
+        "partitions=%d, but a barrier stage can get %d slots%s (executor cores / "
+        "spark.task.cpus): every task of a barrier stage must run at once, so Spark would "
+        "wait for slots that do not come; use partitions=%d or fewer, or give the job more "
+        "executors or cores (barrier stages do not work with dynamic allocation)"
+        % (wanted, slots, now, slots))
+
+
 def plan_partitions(sc, current, wanted, barrier, wait_seconds=30.0, log=None):
     """The number of tasks: `wanted` when given, else the input's `current` partitions, at most
-    the slots a barrier stage can get. Waits up to `wait_seconds` for executors to register.
-    Raises OptionError when `wanted` exceeds the slots: a barrier stage would wait for them."""
-    need = wanted or 1
-    slots = barrier_slots(sc)
-    deadline = time.monotonic() + wait_seconds
-    while barrier and slots < need and time.monotonic() < deadline:
-        time.sleep(1.0)
-        slots = barrier_slots(sc)
+    the slots a barrier stage can get. Waits up to `wait_seconds` for executors to register
+    (on a local master only until all of its fixed slots are there). Raises OptionError when
+    `wanted` exceeds the slots: a barrier stage would wait for them."""
     if not barrier:
         return wanted or current
+    fixed = master_slots(sc.master, int(sc.getConf().get("spark.task.cpus", "1")))
+    if fixed is not None and wanted and wanted > fixed:
+        raise _too_many(wanted, fixed, " on %s" % sc.master)
+    need = min(wanted or 1, fixed) if fixed else (wanted or 1)
+    slots = barrier_slots(sc)
+    deadline = time.monotonic() + wait_seconds
+    while slots < need and time.monotonic() < deadline:
+        time.sleep(0.5)
+        slots = barrier_slots(sc)
     if wanted and wanted > slots:
-        raise OptionError(
-            "partitions=%d, but a barrier stage can get %d slots now (executor cores / "
-            "spark.task.cpus): every task of a barrier stage must run at once, so Spark would "
-            "wait for slots that do not come; use partitions=%d or fewer, or give the job more "
-            "executors or cores (barrier stages do not work with dynamic allocation)"
-            % (wanted, slots, slots))
+        raise _too_many(wanted, slots, " now")
     if slots < 1:
         raise OptionError("no executor registered within %g s: no slots for a barrier stage"
                           % wait_seconds)
@@ -207,18 +239,37 @@ def files_dir(sc):
     return SparkFiles.getRootDirectory()
 
 
+_SHIPPED = {}  # name -> the copy this process gave SparkContext.addFile
+
+
 def ship_file(sc, path):
     """Adds the file at `path` to the job (SparkContext.addFile) under a name of its own, made
-    from its contents (Spark refuses a second file of the same name); returns its path as the
-    tasks see it."""
+    from its contents; returns its path as the tasks see it. Spark refuses a second file of
+    the same name from another path, so each content is copied once per process, to one
+    folder removed at exit, and shipped again from that same copy."""
     with open(path, "rb") as f:
         data = f.read()
     name = "sparktorch-%08x-%d-%s" % (zlib.crc32(data), len(data), os.path.basename(path))
-    copy = os.path.join(tempfile.mkdtemp(prefix="sparktorch-files-"), name)
-    with open(copy, "wb") as f:
-        f.write(data)
+    copy = _SHIPPED.get(name)
+    if copy is None:
+        folder = _shipping_folder()
+        copy = os.path.join(folder, name)
+        with open(copy, "wb") as f:
+            f.write(data)
+        _SHIPPED[name] = copy
     sc.addFile(copy)
     return os.path.join(files_dir(sc), name)
+
+
+_FOLDER = []
+
+
+def _shipping_folder():
+    if not _FOLDER:
+        folder = tempfile.mkdtemp(prefix="sparktorch-files-")
+        atexit.register(shutil.rmtree, folder, True)
+        _FOLDER.append(folder)
+    return _FOLDER[0]
 
 
 def _kinds(df, names):
@@ -268,7 +319,8 @@ def train(df, options, log=None):
     result = run_training(options, mode, n, run_stage, here,
                           candidates=binary_candidates(options.binary, files_dir(sc)),
                           task_model=task_model, task_config=task_config,
-                          has_label=label is not None, host=driver_host(sc), log=log)
+                          has_label=label is not None, host=driver_host(sc),
+                          executor_hosts=lambda: jvm.executor_hosts(sc), log=log)
     result.features = features  # what transform must give the model, in this order
     return result
 

@@ -26,10 +26,11 @@ def options(**given):
     return TrainOptions(**base)
 
 
-def train(stage, world_size, log=None, candidates=(SPARKTORCH,), **given):
+def train(stage, world_size, log=None, candidates=(SPARKTORCH,), executor_hosts=None, **given):
     o = options(**given)
     return run_training(o, o.check(), world_size, stage, SPARKTORCH, candidates=candidates,
-                        task_model=SPEC, host="127.0.0.1", log=log or io.StringIO())
+                        task_model=SPEC, host="127.0.0.1", executor_hosts=executor_hosts,
+                        log=log or io.StringIO())
 
 
 def accuracy(model, rows):
@@ -109,6 +110,18 @@ class TrainJobTest(unittest.TestCase):
         self.assertEqual(binary_args[:8], ["train", "--mode", "sync", "--tracker", binary_args[4],
                                            "--rank-from-stdin", "--world-size", "2"])
         self.assertFalse([arg for arg in command if re.fullmatch("[0-9a-f]{32}", arg)])
+
+    def test_a_missing_binary_names_the_host_when_every_executor_is_on_one(self):
+        # A barrier stage's failure does not name the task's host; one host for all executors
+        # (a local-cluster master, a one-machine cluster) is where it ran.
+        for hosts, where in ((["node7"], "node7"), (["node7", "node8"], "an executor")):
+            stage = Stage(split(self.train_rows[:100], 2))
+            with self.assertRaises(BinaryMissing) as caught:
+                train(stage, 2, candidates=("/nonexistent/sparktorch",),
+                      executor_hosts=lambda hosts=hosts: hosts)
+            self.assertTrue(str(caught.exception).startswith(
+                "no sparktorch binary on %s: tried /nonexistent/sparktorch (" % where),
+                str(caught.exception))
 
     def test_a_task_without_a_binary_fails_the_job_at_once_naming_where_it_looked(self):
         stage = Stage(split(self.train_rows[:100], 2))
