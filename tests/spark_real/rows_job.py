@@ -1,0 +1,108 @@
+"""The spark-submit job of rows_test.py: every kind of column the Spark layer turns into rows,
+through real Spark SQL.
+
+For each case it writes a JSON line to FACTS: the case's name, the rows' text as Spark SQL made
+it (rows.row_text, collected in order), and, for the feature cases, the predictions of
+spark.predict on the DataFrame read back from Parquet (the JVM's pipe, zipped with its rows) and
+on the same rows through a plan with a nondeterministic filter (the Python worker's path), each
+with the row's id.
+
+  spark-submit rows_job.py --model MODEL.pt --binary SPARKTORCH --work DIR --facts FACTS
+"""
+import argparse
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.environ["REPO"], "spark-scripts"))
+
+from pyspark.ml.linalg import Vectors, VectorUDT  # noqa: E402  pylint: disable=wrong-import-position
+from pyspark.sql import SparkSession  # noqa: E402  pylint: disable=wrong-import-position
+from pyspark.sql import functions as F  # noqa: E402  pylint: disable=wrong-import-position
+from pyspark.sql import types as T  # noqa: E402  pylint: disable=wrong-import-position
+
+from sparktorch_spark import jvm  # noqa: E402  pylint: disable=wrong-import-position
+from sparktorch_spark import rows as text_rows  # noqa: E402  pylint: disable=wrong-import-position
+from sparktorch_spark import spark as layer  # noqa: E402  pylint: disable=wrong-import-position
+
+def frame(spark):
+    schema = T.StructType([
+        T.StructField("id", T.IntegerType()),
+        T.StructField("label", T.IntegerType()),
+        T.StructField("target", T.DoubleType()),
+        T.StructField("dense", VectorUDT()),
+        T.StructField("sparse", VectorUDT()),
+        T.StructField("i", T.IntegerType()),
+        T.StructField("d", T.DoubleType()),
+        T.StructField("f", T.FloatType()),
+        T.StructField("l", T.LongType()),
+        T.StructField("arr", T.ArrayType(T.DoubleType())),
+        T.StructField("vlabel", VectorUDT()),
+        T.StructField("slabel", VectorUDT()),
+        T.StructField("holey", T.DoubleType()),
+    ])
+    rows = [
+        (0, 0, 1.5, Vectors.dense([0.0, 0.5, -2.0, 1e-05]),
+         Vectors.sparse(4, [1, 3], [0.5, 1e-05]), 1, 0.5, 2.5, 7, [0.25, -1.0, 3.0],
+         Vectors.dense([1.0, 0.0]), Vectors.sparse(2, [0], [1.0]), 1.0),
+        (1, 2, -0.25, Vectors.dense([1.0, -1.0, 0.25, 3.0]),
+         Vectors.sparse(4, [], []), -3, 1e-07, -0.5, 12345678901, [0.0, 1.5, -2.0],
+         Vectors.dense([0.0, 1.0]), Vectors.sparse(2, [1], [1.0]), None),
+        (2, 1, 0.0, Vectors.dense([2.0, 2.0, 2.0, 2.0]),
+         Vectors.sparse(4, [0, 2], [-1.0, 4.0]), 0, -2.0, 0.125, -1, [1.0, 1.0, 1.0],
+         Vectors.dense([0.5, 0.5]), Vectors.sparse(2, [0, 1], [0.5, 0.5]), 2.0),
+    ]
+    return spark.createDataFrame(rows, schema)
+
+
+# (case, label column or None, feature columns): the features are four numbers in every case.
+CASES = [
+    ("dense vector, class label", "label", ["dense"]),
+    ("sparse vector, class label", "label", ["sparse"]),
+    ("numeric columns (int, double, float, long), double label", "target", ["i", "d", "f", "l"]),
+    ("an array column and a number, no label", None, ["arr", "i"]),
+    ("dense vector label, dense vector", "vlabel", ["dense"]),
+    ("sparse vector label, sparse vector", "slabel", ["sparse"]),
+    ("a null cell among numeric columns", "label", ["i", "holey", "d", "f"]),
+]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    for flag in ("--model", "--binary", "--work", "--facts"):
+        parser.add_argument(flag, required=True)
+    args = parser.parse_args()
+    spark = SparkSession.builder.appName("sparktorch rows test").getOrCreate()
+    jvm.end_barrier_timers_at_exit(spark.sparkContext)
+    saved = os.path.join(args.work, "rows.parquet")
+    frame(spark).coalesce(1).write.mode("overwrite").parquet(saved)
+    df = spark.read.parquet(saved)
+    with open(args.model, "rb") as f:
+        model = f.read()
+    with open(args.facts, "w") as out:
+        for case, label, features in CASES:
+            kinds = layer._kinds(df, features)  # pylint: disable=protected-access
+            labelled = layer.label_column(df, label) if label else None
+            text = text_rows.row_text(labelled, kinds)
+            lines = [r[0] for r in df.orderBy("id").selectExpr(text).collect()]
+            fact = {"case": case, "lines": lines}
+            if label is None or label == "label":
+                shuffled = df.where(F.rand(seed=7) >= 0.0)
+                fact["zip_path"] = jvm.recomputes_in_order(df)
+                fact["python_path"] = not jvm.recomputes_in_order(shuffled)
+                for key, data in (("zipped", df), ("through_python", shuffled)):
+                    try:
+                        fact[key] = _predictions(layer.predict(data, model, input_cols=features,
+                                                               binary=args.binary))
+                    except Exception as e:  # pylint: disable=broad-except  # the null case
+                        fact[key + "_error"] = str(e)
+            out.write(json.dumps(fact) + "\n")
+    spark.stop()
+
+
+def _predictions(df):
+    return sorted([r["id"], r["predictions"]] for r in df.select("id", "predictions").collect())
+
+
+if __name__ == "__main__":
+    main()
