@@ -122,6 +122,23 @@ def _session(app):
     return SparkSession.builder.appName(app).getOrCreate()
 
 
+def predict_failure(error, what="sparktorch predict"):
+    """One line for a failure of a task's binary that Spark reports only by its exit status
+    (the JVM's pipe leaves the binary's message in the task's log), or None for any other
+    error."""
+    from . import exit_codes  # pylint: disable=import-outside-toplevel
+    from .job import task_status  # pylint: disable=import-outside-toplevel
+    status = task_status(error)
+    if status is None:
+        return None
+    if status == exit_codes.NOT_FOUND:
+        return ("a task found no sparktorch binary on its executor (exit status %d); the "
+                "task's log names its host and the paths it tried" % status)
+    return ("a task's %s ended with %s; its message, with the row and column it names, is in "
+            "the task's log (the executor's stderr; on a local master, this driver's)"
+            % (what, exit_codes.describe(status)))
+
+
 def train_main(argv=None):
     args = train_parser().parse_args(argv)
     try:
@@ -129,9 +146,16 @@ def train_main(argv=None):
     except OptionError as e:
         sys.exit("train.py: error: %s" % e)
     from . import spark as layer  # pylint: disable=import-outside-toplevel
+    from .job import JobFailed  # pylint: disable=import-outside-toplevel
+    from .serve import ServeError  # pylint: disable=import-outside-toplevel
+    from .tasks import BinaryMissing  # pylint: disable=import-outside-toplevel
     session = _session("sparktorch train")
     df = layer.read_source(session, args.source, args.format, num_features=args.numFeatures)
-    result = layer.train(df, options)
+    try:
+        result = layer.train(df, options)
+    except (OptionError, BinaryMissing, ServeError, JobFailed) as e:
+        session.stop()
+        sys.exit("train.py: error: %s" % e)
     layer.copy_out(result.model, args.output, session.sparkContext)
     if args.summary:
         with open(args.summary, "w") as f:
@@ -167,18 +191,30 @@ def predict_main(argv=None):
     df = layer.read_source(session, args.source, args.format, num_features=args.numFeatures)
     if args.partitions:
         df = df.repartition(args.partitions)
-    predicted = layer.predict(df, model, input_col=args.inputCol, input_cols=args.inputCols,
-                              prediction_col=args.predictionCol, vector_out=args.useVectorOut,
-                              probabilities=args.probabilities, binary=args.binary,
-                              threads=args.threads, device=args.device,
-                              batch_size=args.miniBatch, verbose=args.verbose,
-                              on_bad_row=args.onBadRow, exclude=(args.labelCol,))
+    from .tasks import BinaryMissing  # pylint: disable=import-outside-toplevel
+    try:
+        predicted = layer.predict(df, model, input_col=args.inputCol, input_cols=args.inputCols,
+                                  prediction_col=args.predictionCol,
+                                  vector_out=args.useVectorOut, probabilities=args.probabilities,
+                                  binary=args.binary, threads=args.threads, device=args.device,
+                                  batch_size=args.miniBatch, verbose=args.verbose,
+                                  on_bad_row=args.onBadRow, exclude=(args.labelCol,))
+    except (OptionError, BinaryMissing) as e:
+        session.stop()
+        sys.exit("predict.py: error: %s" % e)
     if args.output and args.labelCol:
         predicted = predicted.cache()  # written and counted: predicted once
-    if args.output:
-        write_frame(predicted, args.output)
-    if args.labelCol:
-        correct, rows = accuracy(predicted, args.labelCol, args.predictionCol)
-        print("sparktorch: accuracy %.4f (%d of %d rows)" % (correct / max(rows, 1), correct,
-                                                              rows))
+    try:
+        if args.output:
+            write_frame(predicted, args.output)
+        if args.labelCol:
+            correct, rows = accuracy(predicted, args.labelCol, args.predictionCol)
+            print("sparktorch: accuracy %.4f (%d of %d rows)"
+                  % (correct / max(rows, 1), correct, rows))
+    except Exception as e:  # pylint: disable=broad-except  # Spark's, for a task's binary
+        why = predict_failure(e)
+        if why is None:
+            raise
+        session.stop()
+        sys.exit("predict.py: error: %s" % why)
     session.stop()

@@ -252,6 +252,21 @@ class CliTest(unittest.TestCase):
         self.assertEqual((o.iters, o.inputCol, o.timeout),  # defaults
                          (10, "features", opts.TRAIN_OPTIONS["timeout"][0]))
 
+    def test_a_predict_task_that_failed_is_one_line_from_its_exit_status(self):
+        spark = ("org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in "
+                 "stage 3.0 failed 1 times, most recent failure: Lost task 0.0 in stage 3.0 "
+                 "(TID 5, localhost, executor driver): java.lang.IllegalStateException: "
+                 "Subprocess exited with status %d. Command ran: /bin/sh -c ...")
+        self.assertEqual(cli.predict_failure(RuntimeError(spark % 3)),
+                         "a task's sparktorch predict ended with exit status 3 (a row that "
+                         "cannot be read); its message, with the row and column it names, is "
+                         "in the task's log (the executor's stderr; on a local master, this "
+                         "driver's)")
+        self.assertEqual(cli.predict_failure(RuntimeError(spark % 127)),
+                         "a task found no sparktorch binary on its executor (exit status 127); "
+                         "the task's log names its host and the paths it tried")
+        self.assertIsNone(cli.predict_failure(RuntimeError("Table or view not found: t")))
+
     def test_a_bool_flag_takes_true_or_false(self):
         for text, value in (("true", True), ("ON", True), ("0", False), ("no", False)):
             self.assertIs(self.parse("--useVectorOut", text).useVectorOut, value)
@@ -287,6 +302,20 @@ class CliTest(unittest.TestCase):
                                                 "--onBadRow", "skip", "--labelCol", "label"])
         self.assertEqual((args.format, args.useVectorOut, args.inputCols, args.onBadRow,
                           args.labelCol), ("table", True, ["x", "y"], "skip", "label"))
+
+
+class MasterSlotsTest(unittest.TestCase):
+    """The slots a master URL fixes, which plan_partitions need not wait for."""
+
+    def test_local_masters_fix_their_slots_and_clusters_do_not(self):
+        from sparktorch_spark.spark import master_slots  # pylint: disable=import-outside-toplevel
+        for master, task_cpus, slots in (("local", 1, 1), ("local[2]", 1, 2), ("local[4, 3]", 1, 4),
+                                         ("local[*]", 1, 16), ("local[*]", 4, 4),
+                                         ("local-cluster[2,1,1024]", 1, 2),
+                                         ("local-cluster[3, 4, 2048]", 2, 6),
+                                         ("spark://host7:7077", 1, None), ("yarn", 1, None),
+                                         ("k8s://https://host7:6443", 1, None)):
+            self.assertEqual(master_slots(master, task_cpus, cpus=16), slots, master)
 
 
 if __name__ == "__main__":
