@@ -138,14 +138,14 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
         else:
             serve_args += opts.model_flags(options, model_path, config_path)
         serve = Serve(driver_binary, verbosity, serve_args,
-                      dict(os.environ, SPARKTORCH_SECRET=secret), host,
+                      env=dict(os.environ, SPARKTORCH_SECRET=secret), host=host,
                       model_output=(mode == "hogwild"), log=log)
         try:
             log.write("sparktorch: job %d (attempt %d of %d): %d %s tasks, serve at %s\n"
                       % (job_id, attempt, options.retries + 1, world_size, mode, serve.address))
             log.flush()
-            command = train_command(candidates, verbosity, mode, serve.address, world_size,
-                                    task_args)
+            command = train_command(candidates, verbosity, mode=mode, address=serve.address,
+                                    world_size=world_size, args=task_args)
             try:
                 lines = run_stage(command, task_env)
             except Exception as e:  # pylint: disable=broad-except  # Spark's, or a task's

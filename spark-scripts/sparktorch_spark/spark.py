@@ -312,7 +312,7 @@ def train(df, options, log=None):
         task_config = ship_file(sc, config_path) if config_path else None
 
     def run_stage(command, env):
-        return jvm.collect_lines(jvm.pipe(sc, jvm.lines(staged), command, env, barrier))
+        return jvm.collect_lines(jvm.pipe(sc, jvm.lines(staged), command, env, barrier=barrier))
 
     if barrier:
         jvm.end_barrier_timers_at_exit(sc)
@@ -370,9 +370,11 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
         model_path = ship_file(sc, path)
     vector = vector_out or probabilities
     command = predict_command(binary_candidates(binary, files_dir(sc)),
-                              opts.verbosity_flags(verbose), model_path, vector, probabilities,
-                              batch_size, threads or int(sc.getConf().get("spark.task.cpus", "1")),
-                              device, on_bad_row)
+                              opts.verbosity_flags(verbose), model_path=model_path,
+                              vector_out=vector, probabilities=probabilities,
+                              batch_size=batch_size,
+                              threads=threads or int(sc.getConf().get("spark.task.cpus", "1")),
+                              device=device, on_bad_row=on_bad_row)
     line = "__sparktorch_prediction"
     if jvm.recomputes_in_order(df):
         predicted = jvm.pipe(sc, jvm.lines(df.selectExpr(text)), command, {}, barrier=False)
@@ -389,7 +391,7 @@ def _predict_through_python(df, text, command, vector, prediction_col):
     from pyspark.sql.types import DoubleType, StructField, StructType  # noqa: E501 pylint: disable=import-outside-toplevel
     spark = _session(df)
     ship_package(spark.sparkContext)
-    task = PredictTask(command, vector)
+    task = PredictTask(command, vector_out=vector)
     rows = df.selectExpr("*", text + " AS __sparktorch_text").rdd.mapPartitions(task)
     if vector:
         rows = rows.map(lambda r: r[:-1] + (None if r[-1] is None else DenseVector(r[-1]),))

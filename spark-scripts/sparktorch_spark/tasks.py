@@ -89,7 +89,7 @@ def find_binary(configured=None, files_dir=None):
                         % (socket.gethostname(), ", ".join(tried), ARCHIVE_HINT))
 
 
-def train_command(candidates, global_flags, mode, address, world_size, args):
+def train_command(candidates, global_flags, *, mode, address, world_size, args):
     """The command of every task of a training job: rows on stdin, its rank (or worker id)
     before the first row (rows.with_partition_prefix), its records on stdout. `args` are the
     row flags and how (and, in sync mode, what) to train."""
@@ -98,8 +98,8 @@ def train_command(candidates, global_flags, mode, address, world_size, args):
             ["--rank-from-stdin", "--world-size", str(world_size)] + list(args))
 
 
-def predict_command(candidates, global_flags, model_path, vector_out, probabilities,
-                    batch_size, threads, device, on_bad_row):
+def predict_command(candidates, global_flags, *, model_path, vector_out, probabilities=False,
+                    batch_size=1024, threads=1, device="cpu", on_bad_row="fail"):
     """The command of a prediction task: rows of the `vector` format on stdin, exactly one line
     on stdout for each (empty for a row skipped under on_bad_row="skip"), in order: the
     model's outputs, comma-separated (the probabilities with `probabilities`)."""

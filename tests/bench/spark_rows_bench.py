@@ -119,8 +119,8 @@ def _through_python(df, model, binary):
     with tempfile.NamedTemporaryFile(suffix=".pt", delete=False) as f:
         f.write(model)
     command = predict_command(binary_candidates(binary, layer.files_dir(sc)),
-                              opts.verbosity_flags(-1), layer.ship_file(sc, f.name), False, False,
-                              1024, 1, "cpu", "fail")
+                              opts.verbosity_flags(-1), model_path=layer.ship_file(sc, f.name),
+                              vector_out=False)
     text = text_rows.row_text(None, layer._kinds(df, ["features"]))  # noqa pylint: disable=protected-access
     return layer._predict_through_python(df, text, command, False, "predictions")  # noqa pylint: disable=protected-access
 

@@ -37,8 +37,8 @@ def accuracy(model, rows):
     with tempfile.NamedTemporaryFile(suffix=".pt") as f:
         f.write(model)
         f.flush()
-        task = PredictTask(predict_command([SPARKTORCH], [], f.name, False, False, 1024, 1,
-                                           "cpu", "fail"), vector_out=False)
+        task = PredictTask(predict_command([SPARKTORCH], [], model_path=f.name,
+                                           vector_out=False), vector_out=False)
         out = list(task((row + (vector_row(row[1:], label=False),) for row in rows),
                         log=io.StringIO()))
     return sum(1 for r in out if r[-1] == r[0]) / len(rows), out

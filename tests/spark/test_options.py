@@ -212,9 +212,10 @@ class BinaryTakesTheFlagsTest(unittest.TestCase):
     def run_task(self, mode, given, address, model_args):
         o = TrainOptions(**given)
         self.assertEqual(o.check(), mode)
-        command = train_command([SPARKTORCH], opts.verbosity_flags(o.verbose), mode, address, 2,
-                                opts.row_flags(True, "skip") + opts.train_flags(o, mode, 1) +
-                                model_args)
+        command = train_command([SPARKTORCH], opts.verbosity_flags(o.verbose), mode=mode,
+                                address=address, world_size=2,
+                                args=(opts.row_flags(True, "skip") +
+                                      opts.train_flags(o, mode, 1) + model_args))
         lines = ["0\t" + vector_row(self.rows[0])] + [vector_row(r) for r in self.rows[1:]]
         with self.assertRaises(SparktorchError) as caught:
             list(pipe_partition(lines, command, log=io.StringIO(),

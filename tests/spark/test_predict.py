@@ -60,9 +60,10 @@ class PredictTaskTest(unittest.TestCase):
 
     def predict(self, rows, vector_out=False, probabilities=False, on_bad_row="fail"):
         """PredictTask over `rows`, each with its text last (with_text)."""
-        command = predict_command([SPARKTORCH], [], self.model_path, vector_out or probabilities,
-                                  probabilities, 1024, 1, "cpu", on_bad_row)
-        task = PredictTask(command, vector_out)
+        command = predict_command([SPARKTORCH], [], model_path=self.model_path,
+                                  vector_out=vector_out or probabilities,
+                                  probabilities=probabilities, on_bad_row=on_bad_row)
+        task = PredictTask(command, vector_out=vector_out)
         return list(task(iter(rows), log=io.StringIO()))
 
     def test_each_row_comes_back_in_order_with_the_binarys_class(self):

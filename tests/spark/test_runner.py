@@ -41,7 +41,7 @@ def run_partitions(commands, partitions, env=None):
 
 def serve(args, env=None):
     """`sparktorch serve ARGS` in the background (sparktorch_spark.serve.Serve)."""
-    return Serve(SPARKTORCH, ["-q"], ["serve"] + args, env, log=io.StringIO())
+    return Serve(SPARKTORCH, ["-q"], ["serve"] + args, env=env, log=io.StringIO())
 
 
 class PipePartitionTest(unittest.TestCase):
