@@ -78,17 +78,8 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
     def setTrainConfig(self, value):
         return self._set(trainConfig=value)
 
-    def setInputCol(self, value):
-        return self._set(inputCol=value)
-
-    def setInputCols(self, value):
-        return self._set(inputCols=value)
-
     def setLabelCol(self, value):
         return self._set(labelCol=value)
-
-    def setPredictionCol(self, value):
-        return self._set(predictionCol=value)
 
     def setIters(self, value):
         return self._set(iters=value)
@@ -117,17 +108,8 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
     def setUseBarrier(self, value):
         return self._set(useBarrier=value)
 
-    def setUseVectorOut(self, value):
-        return self._set(useVectorOut=value)
-
-    def setDevice(self, value):
-        return self._set(device=value)
-
     def setPort(self, value):
         return self._set(port=value)
-
-    def setVerbose(self, value):
-        return self._set(verbose=value)
 
     def setLoss(self, value):
         return self._set(loss=value)
@@ -147,12 +129,6 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
     def setPartitions(self, value):
         return self._set(partitions=value)
 
-    def setThreads(self, value):
-        return self._set(threads=value)
-
-    def setBinary(self, value):
-        return self._set(binary=value)
-
     def setDriverBinary(self, value):
         return self._set(driverBinary=value)
 
@@ -161,9 +137,6 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
 
     def setRetries(self, value):
         return self._set(retries=value)
-
-    def setOnBadRow(self, value):
-        return self._set(onBadRow=value)
 
     def _fit(self, dataset):
         options = TrainOptions(**self.param_values())
@@ -203,33 +176,6 @@ class SparkTorchModel(Model, PredictionParams, MLReadable, MLWritable):
                   onBadRow="fail"):
         """Sets the Params given by keyword; returns this model."""
         return self._set(**given(self._input_kwargs))
-
-    def setInputCol(self, value):
-        return self._set(inputCol=value)
-
-    def setInputCols(self, value):
-        return self._set(inputCols=value)
-
-    def setPredictionCol(self, value):
-        return self._set(predictionCol=value)
-
-    def setUseVectorOut(self, value):
-        return self._set(useVectorOut=value)
-
-    def setDevice(self, value):
-        return self._set(device=value)
-
-    def setVerbose(self, value):
-        return self._set(verbose=value)
-
-    def setThreads(self, value):
-        return self._set(threads=value)
-
-    def setBinary(self, value):
-        return self._set(binary=value)
-
-    def setOnBadRow(self, value):
-        return self._set(onBadRow=value)
 
     def modelBytes(self):
         return self._model

@@ -35,7 +35,7 @@ def given(kwargs):
 
 class PredictionParams(HasInputCol, HasInputCols, HasPredictionCol):
     """What a model needs to predict: the feature columns, the prediction column and how the
-    tasks run the binary."""
+    tasks run the binary; their getters and setters serve the Estimator and the Model alike."""
 
     NAMES = ("inputCol", "inputCols", "predictionCol", "useVectorOut", "device", "verbose",
              "threads", "binary", "onBadRow")
@@ -76,6 +76,33 @@ class PredictionParams(HasInputCol, HasInputCols, HasPredictionCol):
 
     def getOnBadRow(self):
         return self.getOrDefault(self.onBadRow)
+
+    def setInputCol(self, value):
+        return self._set(inputCol=value)
+
+    def setInputCols(self, value):
+        return self._set(inputCols=value)
+
+    def setPredictionCol(self, value):
+        return self._set(predictionCol=value)
+
+    def setUseVectorOut(self, value):
+        return self._set(useVectorOut=value)
+
+    def setDevice(self, value):
+        return self._set(device=value)
+
+    def setVerbose(self, value):
+        return self._set(verbose=value)
+
+    def setThreads(self, value):
+        return self._set(threads=value)
+
+    def setBinary(self, value):
+        return self._set(binary=value)
+
+    def setOnBadRow(self, value):
+        return self._set(onBadRow=value)
 
     def param_values(self):
         """{name: value} of every Param in NAMES, None for an unset optional one."""
