@@ -117,9 +117,9 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
     look for the binary (tasks.binary_candidates); `task_model` and `task_config` the model
     and its config as the tasks see them (sync mode: every task loads the model), while serve
     on the driver uses `options.torchObj`. `executor_hosts()`, when given, lists the hosts the
-    tasks may run on (to say where a failed barrier task ran). Raises ServeError when serve cannot start (a port
-    taken, a bad model), BinaryMissing when a task finds no binary, and JobFailed when the job
-    fails."""
+    tasks may run on (to say where a failed barrier task ran). Raises ServeError when serve
+    cannot start (a port taken, a bad model), BinaryMissing when a task finds no binary, and
+    JobFailed when the job fails."""
     log = sys.stderr if log is None else log
     verbosity = opts.verbosity_flags(options.verbose)
     threads = options.threads or 1

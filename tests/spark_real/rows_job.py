@@ -16,7 +16,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.environ["REPO"], "spark-scripts"))
 
-from pyspark.ml.linalg import Vectors, VectorUDT  # noqa: E402  pylint: disable=wrong-import-position
+from pyspark.ml.linalg import Vectors  # noqa: E402  pylint: disable=wrong-import-position
+from pyspark.ml.linalg import VectorUDT  # noqa: E402  pylint: disable=wrong-import-position
 from pyspark.sql import SparkSession  # noqa: E402  pylint: disable=wrong-import-position
 from pyspark.sql import functions as F  # noqa: E402  pylint: disable=wrong-import-position
 from pyspark.sql import types as T  # noqa: E402  pylint: disable=wrong-import-position
@@ -73,7 +74,6 @@ def main():
         parser.add_argument(flag, required=True)
     args = parser.parse_args()
     spark = SparkSession.builder.appName("sparktorch rows test").getOrCreate()
-    jvm.end_barrier_timers_at_exit(spark.sparkContext)
     saved = os.path.join(args.work, "rows.parquet")
     frame(spark).coalesce(1).write.mode("overwrite").parquet(saved)
     df = spark.read.parquet(saved)
