@@ -73,19 +73,23 @@ grep -qE "sparktorch info: epoch 3/3: loss [0-9.]+ accuracy [0-9.]+ \| 3 workers
 echo "  ok: $(head -n 1 epochs.log | cut -d' ' -f4-)"
 
 check "a worker id killed mid-job comes back (a Spark retry): exit 0, a warning, nothing on stdout"
-# Worker 1 trains long enough (30 epochs) for the retry to come while the job still runs.
+# Worker 1 is stopped (SIGSTOP) while the retry comes, so that the job still runs then however
+# slow the machine (it once finished its epochs first on a loaded one), and resumed after.
 split_rows "$DATA/train12k.csv" 3000 1000
 start_server 2
 start_worker_from_stdin 0 2 part0.csv -e 40
 start_worker_from_stdin 1 2 part1.csv -e 30
 wait_log server.err "epoch 1/40: "
 kill -0 "${WORKER_PID[0]}" 2>/dev/null || fail "worker 0 ended before it could be killed"
+kill -0 "${WORKER_PID[1]}" 2>/dev/null || fail "worker 1 ended before the retry could come"
+kill -STOP "${WORKER_PID[1]}"
 kill -9 "${WORKER_PID[0]}"
 wait_for "${WORKER_PID[0]}"
 wait_log server.err "worker 0 \(.*\) lost: "
 mv err.0 killed.err
 start_worker_from_stdin 0 2 part0.csv -e 40
 wait_for "${WORKER_PID[0]}"
+kill -CONT "${WORKER_PID[1]}"
 assert_eq 0 "$RC" "the retried worker 0's exit status ($(tail -3 err.0))"
 [[ ! -s out.0 ]] || fail "the retried worker 0 wrote records: $(head -c 200 out.0)"
 wait_for "${WORKER_PID[1]}"
