@@ -106,6 +106,19 @@ def _assemble(mode, lines, serve):
     return records.model, summaries
 
 
+def _finished_without(mode, options, code, serve):
+    """The parameter server's summaries when it finished a hogwild job without a barrier
+    (exit 0, some worker finished) although Spark failed the stage: a task retried after the
+    server ended finds no server and fails, and the job it would have joined is complete.
+    Else None."""
+    if mode != "hogwild" or options.useBarrier or code != 0:
+        return None
+    summaries = read_records(serve.stdout).summaries
+    if not any(s.get("workers_finished") for s in summaries):
+        return None
+    return summaries
+
+
 def run_training(options, mode, world_size, run_stage, driver_binary, candidates, task_model,
                  task_config=None, has_label=True, host=None, executor_hosts=None, log=None):
     """Runs the job's attempts; returns a TrainResult.
@@ -157,6 +170,14 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
                 # serve knows best what went wrong; still running, it waits for ranks that
                 # Spark lost (or killed) before they arrived.
                 code = serve.wait(10)
+                finished = _finished_without(mode, options, code, serve)
+                if finished is not None:
+                    failure = (exit_codes.describe(status) if status is not None else
+                               (str(e).strip().splitlines() or [repr(e)])[-1])
+                    log.write("sparktorch: job %d: the parameter server finished the job; a "
+                              "task that came after it failed (%s), and its rows were not "
+                              "trained, as a lost worker's\n" % (job_id, failure))
+                    return TrainResult(serve.model(), finished, job_id, attempt)
                 if code not in (None, 0):
                     why = last_error(serve.tail)
                 elif status is not None:

@@ -11,6 +11,7 @@ import unittest
 
 from stage import REPO, Stage, csv_rows, split, vector_row
 
+from sparktorch_spark import exit_codes  # noqa: E402
 from sparktorch_spark.job import JobFailed, run_training  # noqa: E402
 from sparktorch_spark.options import TrainOptions  # noqa: E402
 from sparktorch_spark.serve import ServeError  # noqa: E402
@@ -71,6 +72,31 @@ class TrainJobTest(unittest.TestCase):
         self.assertEqual([s["mode"] for s in result.summaries[:2]], ["hogwild", "hogwild"])
         acc, _ = accuracy(result.model, self.test_rows)
         self.assertGreater(acc, 0.68)
+
+    def test_a_task_failing_after_the_parameter_server_finished_leaves_the_model(self):
+        # Without a barrier, a worker that Spark retries after the server ended finds no server
+        # (exit 69) and Spark fails the stage; the job itself had finished.
+        stage = Stage(split(self.train_rows, 2))
+
+        def late_failure(command, env):
+            stage(command, env)
+            raise RuntimeError("org.apache.spark.SparkException: Job aborted due to stage "
+                               "failure: Task 0 in stage 4.0 failed 1 times: java.lang."
+                               "IllegalStateException: Subprocess exited with status 69.")
+
+        log = io.StringIO()
+        result = train(late_failure, 2, log=log, mode="hogwild", useBarrier=False)
+        self.assertEqual(stage.attempts, 1)
+        self.assertEqual(sorted(result.final["workers_finished"]), [0, 1])
+        self.assertGreater(accuracy(result.model, self.test_rows)[0], 0.68)
+        self.assertIn("sparktorch: job %d: the parameter server finished the job; a task that "
+                      "came after it failed (exit status 69 (%s)), and its rows were not "
+                      "trained, as a lost worker's\n"
+                      % (result.job_id, exit_codes.MEANING[69]), log.getvalue())
+        # With a barrier the stage's failure is the job's: it runs again.
+        stage = Stage(split(self.train_rows, 2))
+        with self.assertRaises(JobFailed):
+            train(late_failure, 2, mode="hogwild", retries=0)
 
     def test_a_lost_task_runs_the_job_again_with_a_new_job_id(self):
         def kill_rank_1_once(rank, attempt):
