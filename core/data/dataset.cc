@@ -4,10 +4,21 @@
 
 #include <torch/torch.h>
 
+#include "core/data/float_buffer.h"
 #include "formats/error.h"
 
 namespace sparktorch {
 namespace {
+
+// Hands a buffer's memory to a tensor without copying it.
+torch::Tensor AdoptFloats(FloatBuffer&& values, int64_t rows, int64_t cols) {
+  const auto options = torch::TensorOptions().dtype(torch::kFloat32);
+  size_t bytes = 0;
+  float* data = values.Release(&bytes);
+  if (data == nullptr) return torch::empty({rows, cols}, options);
+  return torch::from_blob(
+      data, {rows, cols}, [data, bytes](void*) { FloatBuffer::Free(data, bytes); }, options);
+}
 
 // Hands a vector's storage to a tensor without copying it.
 torch::Tensor AdoptFloats(std::vector<float>&& values, int64_t rows, int64_t cols) {
@@ -21,7 +32,7 @@ torch::Tensor AdoptFloats(std::vector<float>&& values, int64_t rows, int64_t col
 }  // namespace
 
 Dataset ReadDataset(RowSource& source) {
-  std::vector<float> features;
+  FloatBuffer features;  // most of the memory: see float_buffer.h
   std::vector<float> labels;
   std::vector<std::string> ids;
   Row row;
@@ -32,13 +43,12 @@ Dataset ReadDataset(RowSource& source) {
     if (rows == 0) {
       label_width = row.label.size();
       has_ids = !row.id.empty();
-      features.reserve(row.features.size() * 1024);
     } else if (row.label.size() != label_width) {
       throw InputError("row " + std::to_string(rows + 1) + " has " +
                        std::to_string(row.label.size()) + " label values where row 1 had " +
                        std::to_string(label_width));
     }
-    features.insert(features.end(), row.features.begin(), row.features.end());
+    features.Append(row.features.data(), row.features.size());
     labels.insert(labels.end(), row.label.begin(), row.label.end());
     if (has_ids) ids.push_back(row.id);
     ++rows;
