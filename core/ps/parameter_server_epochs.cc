@@ -1,0 +1,118 @@
+// The parameter server's bookkeeping of its workers and epochs, apart from the connections and
+// messages of parameter_server.cc: workers that came without an id get theirs (AssignWaiting),
+// the hogwild lock passes on (ReleaseLock), a worker is counted lost (Lose), and an epoch every
+// training worker reported becomes the job's, with its progress line and early stopping
+// (Decide). Every function here runs with mu_ held.
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include <spdlog/spdlog.h>
+
+#include "core/ps/parameter_server.h"
+#include "core/train/epoch_progress.h"
+
+namespace sparktorch {
+
+void ParameterServer::AssignWaiting() {
+  if (waiting_.empty()) return;
+  const auto arrived = std::count_if(workers_.begin(), workers_.end(),
+                                     [](const Worker& w) { return w.state != State::kAbsent; });
+  if (static_cast<size_t>(arrived) + waiting_.size() < workers_.size() && !rendezvous_over_) return;
+  size_t next = 0;
+  for (Waiting* w : waiting_) {
+    while (next < workers_.size() && workers_[next].state != State::kAbsent) ++next;
+    if (next < workers_.size()) {
+      workers_[next].state = State::kActive;
+      workers_[next].host = w->host;
+      w->id = static_cast<int>(next);
+    }
+    w->done = true;
+  }
+  waiting_.clear();
+  waiting_cv_.notify_all();
+}
+
+void ParameterServer::ReleaseLock(int id) {
+  if (lock_owner_ != id) return;
+  lock_owner_ = -1;
+  lock_cv_.notify_all();
+}
+
+void ParameterServer::Lose(int id, const std::string& why) {
+  Worker& w = workers_[id];
+  if (w.state == State::kFinished || w.state == State::kLost) return;
+  const bool was_active = w.state == State::kActive;
+  w.state = State::kLost;
+  report_.lost[id] = why;
+  if (was_active) {
+    spdlog::warn("worker {} ({}) lost: {}; the job goes on with the others", id, w.host, why);
+  } else {
+    spdlog::warn("worker {} {}; the job goes on without it", id, why);
+  }
+  ReleaseLock(id);
+  Decide();
+}
+
+void ParameterServer::Decide() {
+  // After an early stop, the epochs workers were in the middle of are not the job's.
+  while (!report_.stopped_early) {
+    auto it = epochs_.find(next_epoch_);
+    if (it == epochs_.end()) return;
+    const EpochSums& e = it->second;
+    // An epoch is complete when every worker still training reported it (workers that
+    // finished or were lost without it no longer count).
+    for (size_t id = 0; id < workers_.size(); ++id) {
+      const State s = workers_[id].state;
+      if (s == State::kAbsent && !rendezvous_over_) return;
+      if (s == State::kActive && !e.workers.count(static_cast<int>(id))) return;
+    }
+    ServedEpoch served;
+    served.epoch = next_epoch_;
+    served.epochs = e.epochs;
+    served.workers = static_cast<int>(e.workers.size());
+    served.rows = e.rows;
+    served.train_loss = e.rows > 0 ? e.loss / e.rows : std::numeric_limits<double>::quiet_NaN();
+    if (e.rows > 0 && e.classification) served.train_accuracy = e.correct / e.rows;
+    served.validation_rows = e.validation_rows;
+    if (e.validation_rows > 0) {
+      served.validation_loss = e.validation_loss / e.validation_rows;
+      if (served.train_accuracy) served.validation_accuracy = e.validation_correct / e.validation_rows;
+    }
+    const SteadyTime start = first_admitted_.value_or(e.last_report);
+    const SteadyTime end = std::max(e.last_report, start);
+    served.seconds = std::max(0.0, std::chrono::duration<double>(end - std::max(start, last_epoch_end_)).count());
+    served.elapsed = std::chrono::duration<double>(end - start).count();
+    served.samples_per_second = served.seconds > 0 ? served.rows / served.seconds : 0;
+    last_epoch_end_ = std::max(last_epoch_end_, end);
+    report_.epochs.push_back(served);
+    EpochProgress progress;
+    progress.epoch = served.epoch;
+    progress.epochs = served.epochs;
+    progress.workers = served.workers;
+    progress.train_loss = served.train_loss;
+    progress.train_accuracy = served.train_accuracy;
+    progress.validation_loss = served.validation_loss;
+    progress.validation_accuracy = served.validation_accuracy;
+    progress.samples_per_second = served.samples_per_second;
+    progress.elapsed = served.elapsed;
+    spdlog::info("{}", ProgressLine(progress));
+    epochs_.erase(it);
+    ++next_epoch_;
+    if (options_.early_stop_patience > 0 && !stop_) {
+      const double watched = served.validation_loss ? *served.validation_loss : served.train_loss;
+      if (served.epoch == 1 || watched < best_) {
+        best_ = watched;
+        since_best_ = 0;
+      } else if (++since_best_ >= options_.early_stop_patience) {
+        stop_ = true;
+        report_.stopped_early = true;
+        spdlog::info("stopping early after epoch {}: no improvement for {} epoch{}", served.epoch,
+                     options_.early_stop_patience, options_.early_stop_patience == 1 ? "" : "s");
+        lock_cv_.notify_all();
+      }
+    }
+  }
+}
+
+}  // namespace sparktorch
