@@ -122,7 +122,7 @@ def _session(app):
     return SparkSession.builder.appName(app).getOrCreate()
 
 
-def predict_failure(error, what="sparktorch predict"):
+def predict_failure(error):
     """One line for a failure of a task's binary that Spark reports only by its exit status
     (the JVM's pipe leaves the binary's message in the task's log), or None for any other
     error."""
@@ -134,9 +134,15 @@ def predict_failure(error, what="sparktorch predict"):
     if status == exit_codes.NOT_FOUND:
         return ("a task found no sparktorch binary on its executor (exit status %d); the "
                 "task's log names its host and the paths it tried" % status)
-    return ("a task's %s ended with %s; its message, with the row and column it names, is in "
-            "the task's log (the executor's stderr; on a local master, this driver's)"
-            % (what, exit_codes.describe(status)))
+    return ("a task's sparktorch predict ended with %s; its message, with the row and column "
+            "it names, is in the task's log (the executor's stderr; on a local master, this "
+            "driver's)" % exit_codes.describe(status))
+
+
+def _fail(session, message):
+    """Ends the entry point with `message` on stderr and exit status 1, its session stopped."""
+    session.stop()
+    sys.exit(message)
 
 
 def train_main(argv=None):
@@ -154,8 +160,7 @@ def train_main(argv=None):
     try:
         result = layer.train(df, options)
     except (OptionError, BinaryMissing, ServeError, JobFailed) as e:
-        session.stop()
-        sys.exit("train.py: error: %s" % e)
+        _fail(session, "train.py: error: %s" % e)
     layer.copy_out(result.model, args.output, session.sparkContext)
     if args.summary:
         with open(args.summary, "w") as f:
@@ -200,8 +205,7 @@ def predict_main(argv=None):
                                   batch_size=args.miniBatch, verbose=args.verbose,
                                   on_bad_row=args.onBadRow, exclude=(args.labelCol,))
     except (OptionError, BinaryMissing) as e:
-        session.stop()
-        sys.exit("predict.py: error: %s" % e)
+        _fail(session, "predict.py: error: %s" % e)
     if args.output and args.labelCol:
         predicted = predicted.cache()  # written and counted: predicted once
     try:
@@ -215,6 +219,5 @@ def predict_main(argv=None):
         why = predict_failure(e)
         if why is None:
             raise
-        session.stop()
-        sys.exit("predict.py: error: %s" % why)
+        _fail(session, "predict.py: error: %s" % why)
     session.stop()
