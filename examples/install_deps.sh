@@ -11,6 +11,7 @@ packages=(
   libbenchmark-dev libgtest-dev clang libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
   patchelf  # the relocatable bundle (examples/make_bundle.sh)
+  default-jdk-headless  # javac: sparktorch-spark.jar, the Spark layer's row encoder
   dataset-fashion-mnist python3 python3-torch python3-numpy
 )
 

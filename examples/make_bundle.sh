@@ -10,6 +10,7 @@
 #
 #   sparktorch                the binary                        RUNPATH $ORIGIN/lib
 #   libsparktorch_pmi.so      the PMI client, found beside it   RUNPATH $ORIGIN/lib
+#   sparktorch-spark.jar      the Spark layer's row encoder, when the build made it (a JDK)
 #   lib/                      every other library, under its SONAME; RUNPATH $ORIGIN
 #   lib/ucx/, lib/hwloc/      UCX's and hwloc's plugins
 #   openmpi/                  Open MPI's prefix: the binary sets OPAL_PREFIX to it
@@ -85,6 +86,11 @@ set_runpath() {
 }
 
 cp "$build/sparktorch" "$build/libsparktorch_pmi.so" "$stage/"
+if [[ -f $build/sparktorch-spark.jar ]]; then
+  cp "$build/sparktorch-spark.jar" "$stage/"
+else
+  say "no $build/sparktorch-spark.jar (built with a JDK): the bundle goes without it"
+fi
 roots=("$build/sparktorch" "$build/libsparktorch_pmi.so")
 copies=("$stage/sparktorch" "$stage/libsparktorch_pmi.so")
 
@@ -167,6 +173,7 @@ compress=gzip
 command -v pigz >/dev/null && compress=pigz
 entries=(sparktorch libsparktorch_pmi.so lib)
 [[ -d $stage/openmpi ]] && entries+=(openmpi)
+[[ -f $stage/sparktorch-spark.jar ]] && entries+=(sparktorch-spark.jar)
 tar -C "$stage" --sort=name --owner=0 --group=0 --numeric-owner -cf - "${entries[@]}" |
   "$compress" >"$output.tmp"
 mv "$output.tmp" "$output"

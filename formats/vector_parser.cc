@@ -1,9 +1,13 @@
 #include "formats/vector_parser.h"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
+#include "formats/base64.h"
 #include "formats/error.h"
 #include "formats/number_parse.h"
 
@@ -42,6 +46,7 @@ class Cursor {
   size_t Column() const { return static_cast<size_t>(p_ - begin_) + 1; }
 
   void SkipBlanks() { p_ = sparktorch::SkipBlanks(p_, end_); }
+  void Skip(size_t n) { p_ += std::min(n, static_cast<size_t>(end_ - p_)); }
   bool Accept(char c) {
     if (p_ == end_ || *p_ != c) return false;
     ++p_;
@@ -219,6 +224,51 @@ void ParseSparse(Cursor& c, int64_t num_features, bool allow_nan, std::vector<in
   c.Expect(')');
 }
 
+// Parses "<BASE64>", base64 of little-endian float32 values (what sparktorch's Spark layer
+// writes instead of decimal text), into *values.
+void ParseFloat32(Cursor& c, bool allow_nan, std::vector<float>* values) {
+  c.Expect('<');
+  const size_t column = c.Column();
+  const void* close =
+      std::memchr(c.position(), '>', static_cast<size_t>(c.end() - c.position()));
+  if (close == nullptr) c.Fail("base64 float32 values and \">\"");
+  const std::string_view text(c.position(),
+                              static_cast<size_t>(static_cast<const char*>(close) - c.position()));
+  const std::optional<size_t> bytes = Base64DecodedSize(text);
+  if (!bytes) {
+    throw RowError("invalid base64: " + std::to_string(text.size()) +
+                       " characters, not a multiple of 4 or badly padded",
+                   column);
+  }
+  if (*bytes % 4 != 0 || *bytes == 0) {
+    throw RowError("invalid float32 data: " + std::to_string(*bytes) +
+                       " bytes, not a positive multiple of 4",
+                   column);
+  }
+  values->resize(*bytes / 4);
+  if (std::optional<size_t> bad = Base64Decode(text, reinterpret_cast<char*>(values->data()))) {
+    throw RowError("invalid base64: unexpected " + DescribeByteForMessage(text[*bad]),
+                   column + *bad);
+  }
+  for (float& v : *values) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    bits = __builtin_bswap32(bits);
+    std::memcpy(&v, &bits, 4);
+#endif
+    if (!allow_nan && (bits & 0x7f800000u) == 0x7f800000u) {
+      const size_t i = static_cast<size_t>(&v - values->data());
+      throw RowError(std::string("expected a finite number, got ") +
+                         (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf") + " in feature " +
+                         std::to_string(i),
+                     column + 4 * i * 8 / 6);  // the character holding its first bit
+    }
+  }
+  c.Skip(text.size());
+  c.Expect('>');
+}
+
 }  // namespace
 
 VectorParser::VectorParser(const RowFormat& format)
@@ -241,6 +291,8 @@ void VectorParser::Parse(std::string_view line, Row* row) {
   if (label_ != LabelPresence::kNone) {
     if (wrapped) {
       has_label = true;
+    } else if (c.Peek() == '<') {
+      has_label = false;  // float32 features; a label is never written so
     } else if (c.Peek() == '[' || c.Peek() == '(') {
       // A vector, dense or sparse: the label when more follows it.
       const char* after = c.Peek() == '[' ? AfterList(c.position(), c.end())
@@ -280,6 +332,14 @@ void VectorParser::Parse(std::string_view line, Row* row) {
   } else if (c.Peek() == '(') {
     ParseSparse(c, num_features_, allow_nan_, &indices_, &row->features);
     size = static_cast<int64_t>(row->features.size());
+  } else if (c.Peek() == '<') {
+    const size_t column = c.Column();
+    ParseFloat32(c, allow_nan_, &row->features);
+    size = static_cast<int64_t>(row->features.size());
+    if (num_features_ > 0 && size != num_features_) {
+      throw RowError("expected " + Features(num_features_) + ", got " + std::to_string(size),
+                     column);
+    }
   } else {
     c.Fail("a vector ([...] or (size,[...],[...]))");
   }

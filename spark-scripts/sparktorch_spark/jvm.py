@@ -75,6 +75,39 @@ def end_barrier_timers_at_exit(sc):
 
 
 
+FEATURES_TEXT = "sparktorch_features_text"  # the SQL name of FeaturesText (rows.py)
+_FEATURES_TEXT_CLASS = "sparktorch.spark.FeaturesText"
+
+
+def features_text_function(session, jar):
+    """Makes sparktorch's SQL function (spark-scripts/java: the features as float32) callable in
+    `session`'s SQL, from `jar` (sparktorch-spark.jar): loaded into the driver's JVM, shipped
+    to the executors (SparkContext.addJar), registered once per session. Returns its SQL name,
+    or the reason it cannot be used (a string starting with "no ") when the JVM refuses."""
+    sc = session.sparkContext
+    jvm = sc._jvm  # pylint: disable=protected-access
+    if getattr(session, "_sparktorch_features_text", None) == jar:
+        return FEATURES_TEXT
+    try:
+        loader = jvm.java.lang.Thread.currentThread().getContextClassLoader()
+        try:
+            jvm.java.lang.Class.forName(_FEATURES_TEXT_CLASS, False, loader)
+        except Exception:  # pylint: disable=broad-except  # not loaded yet
+            # spark-submit's loader (MutableURLClassLoader) takes jars at run time; py4j's
+            # threads inherit it, and Spark SQL looks classes up through it.
+            loader.addURL(jvm.java.io.File(jar).toURI().toURL())
+        if jar not in getattr(sc, "_sparktorch_jars", ()):
+            sc._jsc.addJar(jar)  # pylint: disable=protected-access
+            sc._sparktorch_jars = getattr(sc, "_sparktorch_jars", ()) + (jar,)  # noqa pylint: disable=protected-access
+        from pyspark.sql.types import StringType  # pylint: disable=import-outside-toplevel
+        session.udf.registerJavaFunction(FEATURES_TEXT, _FEATURES_TEXT_CLASS, StringType())
+    except Exception as e:  # pylint: disable=broad-except  # py4j's errors, a closed loader
+        return "no %s in this JVM (%s)" % (_FEATURES_TEXT_CLASS,
+                                          str(e).strip().splitlines()[0][:200])
+    session._sparktorch_features_text = jar  # pylint: disable=protected-access
+    return FEATURES_TEXT
+
+
 def _frame(jdf, like):
     """A Python DataFrame around `jdf`, in the session of the DataFrame `like`."""
     from pyspark.sql import DataFrame  # pylint: disable=import-outside-toplevel

@@ -7,7 +7,11 @@ the rows go from the DataFrame to the binary without entering a Python worker (t
 `RDD.pipe`, see jvm.py), and the binary parses them at hundreds of MB/s.
 
 Features come from one Spark ML vector column, or from numeric and numeric-array columns
-assembled in order into one dense vector. A null cell becomes the word `null`, which the
+assembled in order into one dense vector. Where the JVM has sparktorch's SQL function
+(`encoder`, jvm.features_text_function: sparktorch-spark.jar), it writes the features as the
+vector format's float32 form `<BASE64>`, without the decimal digits that cost Spark most of
+its time; for the rows it leaves to text (a null cell, a sparse vector with few nonzeros) the
+SQL below writes the text. A null cell becomes the word `null`, which the
 binary reports as a bad row naming its line and column (Spark's concat_ws would drop it and
 shift the columns). Nothing here imports PySpark: it writes SQL text from column names and
 kinds ('vector', 'number', 'array'), and is tested without Spark.
@@ -31,10 +35,12 @@ def _text(column, kind):
     return "coalesce(CAST(%s AS STRING), 'null')" % quote(column)
 
 
-def features_text(columns):
+def features_text(columns, encoder=None):
     """SQL for the features as a vector: `columns` is [(name, kind)]. One vector column is cast
-    as it is (dense or sparse); numeric and array columns are joined into a dense vector.
-    Raises OptionError for a vector among other columns, which no single vector can hold."""
+    as it is (dense or sparse); numeric and array columns are joined into a dense vector. With
+    `encoder` (the name of sparktorch's SQL function), the function's float32 form where it
+    gives one, the text where it gives null. Raises OptionError for a vector among other
+    columns, which no single vector can hold."""
     vectors = [name for name, kind in columns if kind == "vector"]
     if vectors and len(columns) > 1:
         raise OptionError(
@@ -44,14 +50,19 @@ def features_text(columns):
                "the vector columns " + ", ".join(vectors),
                ", ".join(name for name, _ in columns)))
     if vectors:
-        return _text(*columns[0])
-    return "concat('[', concat_ws(',', %s), ']')" % ", ".join(_text(n, k) for n, k in columns)
+        text = _text(*columns[0])
+    else:
+        text = "concat('[', concat_ws(',', %s), ']')" % ", ".join(_text(n, k) for n, k in columns)
+    if encoder is None:
+        return text
+    return "coalesce(%s(struct(%s)), %s)" % (encoder, ", ".join(quote(n) for n, _ in columns),
+                                             text)
 
 
-def row_text(label, features):
-    """SQL for a whole row: `label` is (name, kind) or None (no label), `features` as for
-    features_text."""
-    text = features_text(features)
+def row_text(label, features, encoder=None):
+    """SQL for a whole row: `label` is (name, kind) or None (no label), `features` and
+    `encoder` as for features_text."""
+    text = features_text(features, encoder)
     if label is None:
         return text
     return "concat(%s, ',', %s)" % (_text(*label), text)

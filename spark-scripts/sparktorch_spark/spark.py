@@ -9,7 +9,8 @@ JVM's public API where PySpark 2.4 has none. The logic that needs no Spark lives
 - `train(df, options)`: checks (the columns, slots for a barrier stage, the binary on a local
   master), then `job.run_training` with a barrier stage in which the JVM's RDD.pipe feeds each
   partition's rows, made text by Spark SQL (rows.py), to `sparktorch train`: no row enters a
-  Python worker.
+  Python worker. The features go as float32 (`<BASE64>`) where sparktorch-spark.jar is found
+  (features_encoder), as Spark's decimal text otherwise.
 - `predict(df, model, ...)`: the rows with a prediction column, through `sparktorch predict`,
   piped by the JVM and paired with their rows in the JVM when `df` reads back in the same
   order (jvm.recomputes_in_order), else passed through a Python worker.
@@ -225,6 +226,51 @@ def driver_binary(options):
                             "SPARKTORCH (%s)" % e) from None
 
 
+JAR = "sparktorch-spark.jar"
+_TEXT_SAID = []  # the reason rows go as text, once said
+
+
+def find_jar(binaries):
+    """sparktorch-spark.jar: $SPARKTORCH_JAR (empty: none), else beside the first binary found
+    on the driver, or in ../lib/sparktorch from it (an install), of `binaries` (the configured
+    paths or names, None where not configured), $SPARKTORCH, and find_binary's defaults.
+    Returns (path, None) or (None, why)."""
+    if "SPARKTORCH_JAR" in os.environ:
+        path = os.environ["SPARKTORCH_JAR"]
+        if not path:
+            return None, "SPARKTORCH_JAR is empty"
+        return (os.path.abspath(path), None) if os.path.isfile(path) else (
+            None, "no file %s (SPARKTORCH_JAR)" % path)
+    tried = [b for b in binaries if b] + [b for b in (os.environ.get("SPARKTORCH"),) if b]
+    for binary in tried + [None]:  # None: find_binary's defaults
+        try:
+            here = os.path.dirname(find_binary(binary))
+        except BinaryMissing:
+            continue
+        for path in (os.path.join(here, JAR), os.path.join(here, "..", "lib", "sparktorch", JAR)):
+            if os.path.isfile(path):
+                return os.path.abspath(path), None
+        return None, "no %s beside %s (built with a JDK; or set SPARKTORCH_JAR)" % (JAR, here)
+    return None, "no sparktorch binary on the driver to find %s beside (set SPARKTORCH_JAR)" % JAR
+
+
+def features_encoder(session, binaries, log=None):
+    """The SQL name of sparktorch's features function (rows.features_text) in `session`, from
+    the jar find_jar finds; None, saying once on `log` why, when the rows must go as Spark's
+    decimal text (slower: README, "How the rows reach the binary")."""
+    jar, why = find_jar(binaries)
+    if jar is not None:
+        name = jvm.features_text_function(session, jar)
+        if not name.startswith("no "):
+            return name
+        why = name
+    if not _TEXT_SAID:
+        _TEXT_SAID.append(why)
+        (log or sys.stderr).write("sparktorch: rows go to the binary as Spark's decimal text: "
+                                  "%s\n" % why)
+    return None
+
+
 def driver_host(sc):
     """The address tasks reach the driver at, as Spark's own executors do."""
     return sc.getConf().get("spark.driver.host", None) or socket.getfqdn()
@@ -293,7 +339,8 @@ def train(df, options, log=None):
     sc = _session(df).sparkContext
     features = feature_columns(df, options.inputCol, options.inputCols, (options.labelCol,))
     label = label_column(df, options.labelCol)
-    data = df.selectExpr(text_rows.row_text(label, _kinds(df, features)) + " AS t")
+    encoder = features_encoder(_session(df), [options.driverBinary, options.binary], log=log)
+    data = df.selectExpr(text_rows.row_text(label, _kinds(df, features), encoder) + " AS t")
     barrier = options.useBarrier
     current = data._jdf.rdd().getNumPartitions()  # pylint: disable=protected-access
     n = plan_partitions(sc, current, options.partitions, barrier, log=log)
@@ -361,7 +408,7 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
     if prediction_col in df.columns:
         raise OptionError("the input already has a column %s (predictionCol)" % prediction_col)
     features = feature_columns(df, input_col, input_cols, exclude)
-    text = text_rows.row_text(None, _kinds(df, features))
+    text = text_rows.row_text(None, _kinds(df, features), features_encoder(spark, [binary]))
     _check_binary_here(sc, binary)
     with tempfile.TemporaryDirectory(prefix="sparktorch-model-") as tmp:
         path = os.path.join(tmp, "model.pt")

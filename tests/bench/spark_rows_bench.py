@@ -3,7 +3,9 @@
     spark-submit --master 'local[2]' tests/bench/spark_rows_bench.py --data out/spark \
         --binary build/sparktorch
 
-For each kind of input, the 60,000 Fashion-MNIST training rows in 2 partitions:
+For each kind of input, the 60,000 Fashion-MNIST training rows in 2 partitions, and for each
+way the features reach the binary (float32: sparktorch-spark.jar's `<BASE64>`; text: Spark's
+decimal text, as without the jar, SPARKTORCH_JAR=""):
   vector (as assembled)  Parquet with a Spark ML `features` vector column as VectorAssembler
                          makes it (sparse where most pixels are 0: 52,171 of the rows);
   vector (dense)         the same vectors, all dense;
@@ -78,38 +80,47 @@ def main():
     binary = os.path.abspath(args.binary)
     spark = SparkSession.builder.appName("sparktorch rows bench").getOrCreate()
     table = []
-    model = None
     for name, df in inputs(spark, args.data):
         df = df.coalesce(args.partitions) if df.rdd.getNumPartitions() > args.partitions else df
-        rows = df.count()
-        options = TrainOptions(torchObj=SPEC, labelCol="label", iters=1,
-                               partitions=args.partitions, binary=binary, verbose=-1,
-                               inputCols=None if "features" in df.columns else
-                               [c for c in df.columns if c != "label"])
-        reads = []
-        for _ in range(2):
-            result = layer.train(df, options)
-            reads.append(max(s["read_seconds"] for s in result.summaries))
-        model = result.model
-        features = df.drop("label")
-
-        def predicted(frame):
-            return frame.agg(functions.sum("predictions")).first()[0]
-
-        predict_seconds, _ = best(2, lambda: predicted(layer.predict(features, model,
-                                                                     binary=binary)))
-        line = [name, rows / min(reads), rows / predict_seconds]
-        if name.startswith("vector (as"):
-            python_seconds, _ = best(2, lambda: predicted(_through_python(features, model,
-                                                                          binary)))
-            line.append(rows / python_seconds)
-        table.append(line)
+        for path in ("float32", "text"):
+            if path == "text":
+                os.environ["SPARKTORCH_JAR"] = ""
+            else:
+                os.environ.pop("SPARKTORCH_JAR", None)
+            table.append(_measure(name, path, df, binary, args.partitions))
     spark.stop()
     print("\nrows/s, 2 tasks on %d partitions together (better of 2 runs)" % args.partitions)
-    print("%-24s %12s %12s %16s" % ("input", "into train", "predict", "through Python"))
+    print("%-24s %-8s %12s %12s %16s" % ("input", "path", "into train", "predict",
+                                         "through Python"))
     for line in table:
-        print("%-24s %12.0f %12.0f %16s" % (line[0], line[1], line[2],
-                                             "%.0f" % line[3] if len(line) > 3 else ""))
+        print("%-24s %-8s %12.0f %12.0f %16s" % (line[0], line[1], line[2], line[3],
+                                                  "%.0f" % line[4] if len(line) > 4 else ""))
+
+
+def _measure(name, path, df, binary, partitions):
+    """[name, path, rows/s into train, rows/s of predict(, rows/s through Python)]."""
+    rows = df.count()
+    options = TrainOptions(torchObj=SPEC, labelCol="label", iters=1, partitions=partitions,
+                           binary=binary, verbose=-1,
+                           inputCols=None if "features" in df.columns else
+                           [c for c in df.columns if c != "label"])
+    reads = []
+    for _ in range(2):
+        result = layer.train(df, options)
+        reads.append(max(s["read_seconds"] for s in result.summaries))
+    model = result.model
+    features = df.drop("label")
+
+    def predicted(frame):
+        return frame.agg(functions.sum("predictions")).first()[0]
+
+    predict_seconds, _ = best(2, lambda: predicted(layer.predict(features, model,
+                                                                 binary=binary)))
+    line = [name, path, rows / min(reads), rows / predict_seconds]
+    if name.startswith("vector (as"):
+        python_seconds, _ = best(2, lambda: predicted(_through_python(features, model, binary)))
+        line.append(rows / python_seconds)
+    return line
 
 
 def _through_python(df, model, binary):
@@ -121,7 +132,8 @@ def _through_python(df, model, binary):
     command = predict_command(binary_candidates(binary, layer.files_dir(sc)),
                               opts.verbosity_flags(-1), model_path=layer.ship_file(sc, f.name),
                               vector_out=False)
-    text = text_rows.row_text(None, layer._kinds(df, ["features"]))  # noqa pylint: disable=protected-access
+    text = text_rows.row_text(None, layer._kinds(df, ["features"]),  # noqa pylint: disable=protected-access
+                              layer.features_encoder(df.sql_ctx.sparkSession, [binary]))
     return layer._predict_through_python(df, text, command, False, "predictions")  # noqa pylint: disable=protected-access
 
 

@@ -48,7 +48,9 @@ trap 'rm -rf "$TASK"' EXIT
 mkdir "$TASK/sparktorch"
 tar -C "$TASK/sparktorch" -xzf "$BUNDLE"
 B=$TASK/sparktorch
-assert_eq "lib libsparktorch_pmi.so openmpi sparktorch" "$(cd "$B" && echo *)" "the bundle's top level"
+top="lib libsparktorch_pmi.so openmpi sparktorch"
+[[ -f $BUILD/sparktorch-spark.jar ]] && top+=" sparktorch-spark.jar"  # built with a JDK
+assert_eq "$top" "$(cd "$B" && echo *)" "the bundle's top level"
 SPARKTORCH=$B/sparktorch
 
 check "the check below sees libraries from outside: the build tree's binary loads LibTorch from the system"

@@ -55,6 +55,53 @@ TEST(VectorParser, SparseVectorIsDensified) {
             "6: expected 6 features, got a sparse vector of size 5");
 }
 
+// "<BASE64>": the features as base64 of little-endian float32, as sparktorch's Spark layer
+// writes them (spark-scripts/java/sparktorch/spark/FeaturesText.java).
+TEST(VectorParser, Float32Features) {
+  auto parser = MakeRowParser(Vector());
+  Row row;
+  parser->Parse("2,<AAAAAAAAwD8AAADA>", &row);  // [0, 1.5, -2]
+  EXPECT_EQ(row.label, Floats{2});
+  EXPECT_EQ(row.features, (Floats{0, 1.5f, -2}));
+  EXPECT_EQ(parser->num_features(), 3);
+  parser->Parse("[1.0,0.0],<AAAAPwAAgD4AAIC/>", &row);  // a vector label, [0.5, 0.25, -1]
+  EXPECT_EQ(row.label, (Floats{1, 0}));
+  EXPECT_EQ(row.features, (Floats{0.5f, 0.25f, -1}));
+  parser->Parse("(1.0,<AAAAPwAAgD4AAIC/>)", &row);  // as a LabeledPoint
+  EXPECT_EQ(row.label, Floats{1});
+  EXPECT_EQ(ErrorOf(parser.get(), "1,<AACAPw==>"), "3: expected 3 features, got 1");
+  EXPECT_EQ(ErrorOf(parser.get(), "<AAAAPwAAgD4AAIC/>"),
+            "0: expected a label and a vector, got only a vector");
+
+  Row alone = ParseOne(Vector(0, LabelPresence::kOptional), "<AACAPw==>");
+  EXPECT_TRUE(alone.label.empty());
+  EXPECT_EQ(alone.features, Floats{1});
+  alone = ParseOne(Vector(0, LabelPresence::kNone), "<AACAPw==>");
+  EXPECT_EQ(alone.features, Floats{1});
+}
+
+TEST(VectorParser, Float32FeaturesErrors) {
+  EXPECT_EQ(ErrorOf(Vector(), "1,<AACAPw=="), "4: expected base64 float32 values and \">\", "
+            "got \"AACAPw==\"");
+  EXPECT_EQ(ErrorOf(Vector(), "1,<AACAP>"),
+            "4: invalid base64: 5 characters, not a multiple of 4 or badly padded");
+  EXPECT_EQ(ErrorOf(Vector(), "1,<AACA>"),
+            "4: invalid float32 data: 3 bytes, not a positive multiple of 4");
+  EXPECT_EQ(ErrorOf(Vector(), "1,<>"),
+            "4: invalid float32 data: 0 bytes, not a positive multiple of 4");
+  EXPECT_EQ(ErrorOf(Vector(), "1,<AAC*Pw==>"), "7: invalid base64: unexpected \"*\"");
+  EXPECT_EQ(ErrorOf(Vector(), "1,<AAAAPwAAgD4AAIC/> x"),
+            "22: expected the end of the line, got \"x\"");
+  // NaN at feature 0 (column 4), and at feature 1 ("AADAfw" after "AACAPw": column 9).
+  EXPECT_EQ(ErrorOf(Vector(), "1,<AADAfwAAgD8AAABA>"),
+            "4: expected a finite number, got nan in feature 0");
+  EXPECT_EQ(ErrorOf(Vector(), "1,<AACAPwAAwH8AAABA>"),
+            "9: expected a finite number, got nan in feature 1");
+  RowFormat nan_ok = Vector();
+  nan_ok.allow_nan = true;
+  EXPECT_TRUE(std::isnan(ParseOne(nan_ok, "1,<AADAfwAAgD8AAABA>").features[0]));
+}
+
 TEST(VectorParser, LabeledPointParentheses) {
   Row row = ParseOne(Vector(), "(1.0,[0.0,1.5])");
   EXPECT_EQ(row.label, Floats{1});

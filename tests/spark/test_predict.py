@@ -1,5 +1,6 @@
 """sparktorch_spark.tasks: PredictTask and the prediction command against the real binary with
-a model trained once, the tasks' launcher, and finding the binary (find_binary). Environment:
+a model trained once, the tasks' launcher, finding the binary (find_binary) and the row
+encoder's jar beside it (spark.find_jar). Environment:
 SPARKTORCH, REPO, DATA (see stage.py)."""
 import io
 import os
@@ -13,6 +14,7 @@ import unittest
 from stage import DATA, REPO, csv_rows, vector_row
 
 from sparktorch_spark.runner import SparktorchError  # noqa: E402
+from sparktorch_spark.spark import find_jar  # noqa: E402
 from sparktorch_spark.tasks import (BinaryMissing, PredictTask, binary_candidates,  # noqa: E402
                                     find_binary, launcher, predict_command, prediction_value)
 
@@ -219,6 +221,54 @@ class FindBinaryTest(unittest.TestCase):
         self.assertEqual(done.stderr.decode(), "sparktorch: error: no sparktorch binary on %s: "
                          "tried ./sparktorch/sparktorch, /nowhere/sparktorch, "
                          "sparktorch-not-installed %s\n" % (os.uname().nodename, MISSING_HELP))
+
+
+
+class FindJarTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = os.path.realpath(tempfile.mkdtemp(prefix="test-find-jar-"))
+        self.saved = os.environ.pop("SPARKTORCH_JAR", None)
+
+    def tearDown(self):
+        os.environ.pop("SPARKTORCH_JAR", None)
+        if self.saved is not None:
+            os.environ["SPARKTORCH_JAR"] = self.saved
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def binary_in(self, folder):
+        os.makedirs(os.path.join(self.tmp, folder), exist_ok=True)
+        path = os.path.join(self.tmp, folder, "sparktorch")
+        os.symlink(os.path.abspath(SPARKTORCH), path)
+        return path
+
+    def jar_in(self, folder):
+        os.makedirs(os.path.join(self.tmp, folder), exist_ok=True)
+        path = os.path.join(self.tmp, folder, "sparktorch-spark.jar")
+        with open(path, "wb"):
+            pass
+        return path
+
+    def test_the_jar_beside_the_first_binary_found_or_in_its_lib(self):
+        beside = self.binary_in("build")
+        self.assertEqual(find_jar([None, beside]),
+                         (None, "no sparktorch-spark.jar beside %s/build (built with a JDK; or "
+                                "set SPARKTORCH_JAR)" % self.tmp))
+        jar = self.jar_in("build")
+        self.assertEqual(find_jar([os.path.join(self.tmp, "missing"), beside]), (jar, None))
+        installed = self.binary_in("bin")
+        jar = self.jar_in(os.path.join("lib", "sparktorch"))
+        self.assertEqual(find_jar([installed]), (jar, None))
+
+    def test_sparktorch_jar_wins_and_empty_means_none(self):
+        jar = self.jar_in("elsewhere")
+        self.jar_in("build")
+        os.environ["SPARKTORCH_JAR"] = jar
+        self.assertEqual(find_jar([self.binary_in("build")]), (jar, None))
+        os.environ["SPARKTORCH_JAR"] = ""
+        self.assertEqual(find_jar([]), (None, "SPARKTORCH_JAR is empty"))
+        os.environ["SPARKTORCH_JAR"] = "/nowhere/x.jar"
+        self.assertEqual(find_jar([]), (None, "no file /nowhere/x.jar (SPARKTORCH_JAR)"))
+
 
 
 if __name__ == "__main__":

@@ -34,6 +34,17 @@ class RowsTest(unittest.TestCase):
         self.assertEqual(row_text(None, [("features", "vector")]),
                          "coalesce(CAST(`features` AS STRING), 'null')")
 
+    def test_with_the_encoder_its_float32_form_comes_first_and_the_text_where_it_gives_none(self):
+        self.assertEqual(
+            row_text(("label", "number"), [("features", "vector")], "enc"),
+            "concat(coalesce(CAST(`label` AS STRING), 'null'), ',', "
+            "coalesce(enc(struct(`features`)), coalesce(CAST(`features` AS STRING), 'null')))")
+        self.assertEqual(
+            features_text([("x", "number"), ("a`b", "array")], "enc"),
+            "coalesce(enc(struct(`x`, `a``b`)), concat('[', concat_ws(',', "
+            "coalesce(CAST(`x` AS STRING), 'null'), "
+            "coalesce(array_join(CAST(`a``b` AS ARRAY<STRING>), ',', 'null'), 'null')), ']'))")
+
     def test_a_vector_among_other_columns_is_refused_with_what_to_do(self):
         with self.assertRaises(OptionError) as caught:
             features_text([("v", "vector"), ("x", "number")])

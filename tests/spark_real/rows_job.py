@@ -2,10 +2,12 @@
 through real Spark SQL.
 
 For each case it writes a JSON line to FACTS: the case's name, the rows' text as Spark SQL made
-it (rows.row_text, collected in order), and, for the feature cases, the predictions of
-spark.predict on the DataFrame read back from Parquet (the JVM's pipe, zipped with its rows) and
-on the same rows through a plan with a nondeterministic filter (the Python worker's path), each
-with the row's id.
+it (rows.row_text, collected in order), the rows as they are with sparktorch-spark.jar's
+function (`encoded`: the features as float32 `<BASE64>` where it gives them), and, for the
+feature cases, the predictions of spark.predict on the DataFrame read back from Parquet (the
+JVM's pipe, zipped with its rows; with the jar, and as text with SPARKTORCH_JAR="") and on the
+same rows through a plan with a nondeterministic filter (the Python worker's path), each with
+the row's id.
 
   spark-submit rows_job.py --model MODEL.pt --binary SPARKTORCH --work DIR --facts FACTS
 """
@@ -79,23 +81,29 @@ def main():
     df = spark.read.parquet(saved)
     with open(args.model, "rb") as f:
         model = f.read()
+    encoder = layer.features_encoder(spark, [args.binary])
     with open(args.facts, "w") as out:
         for case, label, features in CASES:
             kinds = layer._kinds(df, features)  # pylint: disable=protected-access
             labelled = layer.label_column(df, label) if label else None
-            text = text_rows.row_text(labelled, kinds)
-            lines = [r[0] for r in df.orderBy("id").selectExpr(text).collect()]
-            fact = {"case": case, "lines": lines}
+            fact = {"case": case, "encoder": encoder}
+            for key, name in (("lines", None), ("encoded", encoder)):
+                text = text_rows.row_text(labelled, kinds, name)
+                fact[key] = [r[0] for r in df.orderBy("id").selectExpr(text).collect()]
             if label is None or label == "label":
                 shuffled = df.where(F.rand(seed=7) >= 0.0)
                 fact["zip_path"] = jvm.recomputes_in_order(df)
                 fact["python_path"] = not jvm.recomputes_in_order(shuffled)
-                for key, data in (("zipped", df), ("through_python", shuffled)):
+                for key, data in (("zipped", df), ("through_python", shuffled),
+                                  ("zipped_text", df)):
+                    if key == "zipped_text":
+                        os.environ["SPARKTORCH_JAR"] = ""
                     try:
                         fact[key] = _predictions(layer.predict(data, model, input_cols=features,
                                                                binary=args.binary))
                     except Exception as e:  # pylint: disable=broad-except  # the null case
                         fact[key + "_error"] = str(e)
+                    os.environ.pop("SPARKTORCH_JAR", None)
             out.write(json.dumps(fact) + "\n")
     spark.stop()
 

@@ -7,11 +7,18 @@ formatting: `1.0E-5`, `(4,[1,3],[0.5,1.0E-5])`); `sparktorch train` reads the ro
 and 4 features); and for the feature cases spark.predict gives, both on the JVM's zipped path
 and through Python workers, the prediction `sparktorch predict` gives each row's features; the
 null cell fails both paths naming the line and column, with `expected a number, got "null"`.
+With sparktorch-spark.jar (built beside the binary), each row's features are `<BASE64>` of their
+float32 values, but for a row with a null and a sparse vector with fewer nonzeros than 1 in 8 of
+its size, which keep their text; the binary reads those rows, predicts the same for them, and
+spark.predict gives the same with the jar and without it (SPARKTORCH_JAR="").
 
   rows_test.py local
 """
+import base64
 import json
 import os
+import re
+import struct
 import subprocess
 
 from lib import (SPARKTORCH, REPO, check, done, expect, expect_in, expect_success, fail, setup,
@@ -45,6 +52,38 @@ TRAIN = {
     "sparse vector label, sparse vector": ("mse", 2),
 }
 NULL_CASE = "a null cell among numeric columns"
+
+
+def _values(vector):
+    """The numbers of a vector's text: dense `[a,b]` or sparse `(n,[i,j],[a,b])`; None for a
+    text with a null."""
+    if "null" in vector:
+        return None
+    sparse = re.fullmatch(r"\((\d+),\[(.*)\],\[(.*)\]\)", vector)
+    if not sparse:
+        return [float(v) for v in vector[1:-1].split(",")]
+    values = [0.0] * int(sparse.group(1))
+    indices = [int(i) for i in sparse.group(2).split(",") if i]
+    for i, v in zip(indices, [float(v) for v in sparse.group(3).split(",") if v]):
+        values[i] = v
+    if len(indices) * 8 < len(values):
+        return None  # few nonzeros: stays text
+    return values
+
+
+def encoded(line, has_label):
+    """What FeaturesText makes of the row whose text is `line`: its features `<BASE64>` of
+    float32 little-endian, or the text where it keeps the text."""
+    label, vector = line.split(",", 1) if has_label else ("", line)
+    if has_label and line[0] in "[(":  # a vector label: to its "]", or its values' "])"
+        close = (line.index("]") if line[0] == "[" else
+                 line.index(")", line.index("]", line.index("]") + 1)))
+        label, vector = line[:close + 1], line[close + 2:]
+    values = _values(vector)
+    if values is None:
+        return line
+    data = base64.b64encode(struct.pack("<%df" % len(values), *values)).decode()
+    return (label + "," if has_label else "") + "<" + data + ">"
 
 
 def spec(outputs, loss):
@@ -82,16 +121,23 @@ def main():
         case = fact["case"]
         check(case)
         expect(fact["lines"] == EXPECTED[case], "the rows' text", fact["lines"])
+        has_label = "no label" not in case
+        expect(fact["encoder"] == "sparktorch_features_text", "sparktorch-spark.jar is used",
+               fact["encoder"])
+        expect(fact["encoded"] == [encoded(line, has_label) for line in EXPECTED[case]],
+               "the rows with sparktorch-spark.jar: float32 features where it gives them",
+               fact["encoded"])
         if case in TRAIN:
             loss, outputs = TRAIN[case]
             label = [] if "no label" not in case else ["--no-label"]
-            done_ = sparktorch(["train", "--model", spec(outputs, loss), "--format", "vector",
-                                "--epochs", "1", "-o", os.path.abspath("case.pt")] + label,
-                               "\n".join(fact["lines"]) + "\n")
-            expect(done_.returncode == 0 and
-                   b"read 3 rows of 4 features" in done_.stderr,
-                   "sparktorch train reads 3 rows of 4 features",
-                   done_.stderr.decode()[-400:])
+            for key in ("lines", "encoded"):
+                done_ = sparktorch(["train", "--model", spec(outputs, loss), "--format",
+                                    "vector", "--epochs", "1", "-o", os.path.abspath("case.pt")]
+                                   + label, "\n".join(fact[key]) + "\n")
+                expect(done_.returncode == 0 and
+                       b"read 3 rows of 4 features" in done_.stderr,
+                       "sparktorch train reads 3 rows of 4 features (%s)" % key,
+                       done_.stderr.decode()[-400:])
         if "zip_path" not in fact:
             continue
         expect(fact["zip_path"] and fact["python_path"],
@@ -109,14 +155,19 @@ def main():
                    "through Python: predict fails naming the row, the column and the null",
                    fact.get("through_python_error", "no error")[-600:])
             continue
-        features = [line if "no label" in case else line.split(",", 1)[1]
-                    for line in fact["lines"]]
-        predicted = sparktorch(["predict", "--model", model, "--format", "vector"],
-                               "\n".join(features) + "\n")
-        expect(predicted.returncode == 0, "sparktorch predict on the rows' features",
-               predicted.stderr.decode()[-400:])
-        wanted = [[i, float(v)] for i, v in enumerate(predicted.stdout.decode().split())]
-        for key in ("zipped", "through_python"):
+        outputs = {}
+        for key in ("lines", "encoded"):
+            features = [line if "no label" in case else line.split(",", 1)[1]
+                        for line in fact[key]]
+            predicted = sparktorch(["predict", "--model", model, "--format", "vector"],
+                                   "\n".join(features) + "\n")
+            expect(predicted.returncode == 0, "sparktorch predict on the rows' features (%s)" % key,
+                   predicted.stderr.decode()[-400:])
+            outputs[key] = predicted.stdout.decode().split()
+        expect(outputs["encoded"] == outputs["lines"],
+               "float32 features predict as their text does", outputs)
+        wanted = [[i, float(v)] for i, v in enumerate(outputs["lines"])]
+        for key in ("zipped", "through_python", "zipped_text"):
             expect(fact.get(key) == wanted, "%s: the binary's prediction for every row" % key,
                    fact.get(key, fact.get(key + "_error")))
     done()
