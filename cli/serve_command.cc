@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/model_flags.h"
 #include "cli/row_format_flags.h"
 #include "core/data/output_file.h"
 #include "core/device.h"
@@ -25,11 +26,11 @@ struct ServeFlags {
   uint32_t job_id = 0;
   // Hogwild: the model and how the server trains it.
   HogwildServeOptions hogwild;
-  std::string input_shape, loss, optimizer;
-  double lr = 0;
+  ModelFlags model;
+  std::string input_shape;
   int64_t max_staleness = -1;
   std::vector<CLI::Option*> hogwild_only;
-  CLI::Option *loss_opt, *optimizer_opt, *lr_opt, *job_id_opt;
+  CLI::Option* job_id_opt;
 };
 
 bool IsLoopback(const std::string& host) {
@@ -83,15 +84,16 @@ void RunHogwild(ServeFlags& f, const std::string& secret) {
   HogwildServeOptions o = f.hogwild;
   // Large frames come and go every step: keep them off mmap, as training does.
   ConfigureCpu(DefaultThreads());
-  if (o.model.model_path.empty()) throw UsageError("--model is required with --mode hogwild");
+  if (f.model.source.model_path.empty()) {
+    throw UsageError("--model is required with --mode hogwild");
+  }
   if (f.job_id_opt->count()) {
     throw UsageError("--job-id is Open MPI's id for a sync job; a hogwild server takes its job "
                      "id from SPARKTORCH_JOB_ID");
   }
-  if (f.loss_opt->count()) o.model.loss = f.loss;
-  if (f.optimizer_opt->count()) o.model.optimizer = f.optimizer;
-  if (f.lr_opt->count()) o.model.lr = f.lr;
-  o.model.input_shape = ParseShape(f.input_shape, "--input-shape");
+  o.model = ToModelSource(f.model, ParseShape(f.input_shape, "--input-shape"));
+  o.seed = f.model.seed;
+  o.output_path = f.model.output_path;
   o.server.listen = ListenAddress(f, secret, "parameter server", "workers");
   o.server.secret = secret;
   const char* job = std::getenv("SPARKTORCH_JOB_ID");
@@ -169,34 +171,17 @@ void SetupServeCommand(CLI::App& app) {
       ->check(CLI::Range(1, 2147483647));
 
   // Hogwild: the model, and how the server applies the workers' gradients.
-  TrainJobOptions& m = f.hogwild.model;
   ParameterServerOptions& ps = f.hogwild.server;
   const char* g = "Hogwild";
-  f.hogwild_only = {
-      c->add_option("--model,-m", m.model_path,
-                    "Model: a JSON spec (.json), a TorchScript model or a trained model (.pt)")
-          ->group(g),
-      c->add_option("--train-config", m.train_config,
-                    "JSON with \"loss\" and \"optimizer\" for a TorchScript model")
-          ->group(g),
+  AddModelFlags(c, &f.model,
+                {g, "Model: a JSON spec (.json), a TorchScript model or a trained model (.pt)",
+                 "Seed for the initial weights (default 0)",
+                 "Write the final model to this file instead of model records on stdout", g, g});
+  f.hogwild_only = f.model.all();
+  f.hogwild_only.insert(f.hogwild_only.end(), {
       c->add_option("--input-shape", f.input_shape,
                     "Shape of a row's features, e.g. 784 or 1,28,28 (needed when the model does "
                     "not say)")
-          ->group(g),
-      f.loss_opt = c->add_option("--loss", f.loss, "Loss (default: the spec's, else cross_entropy)")
-                       ->check(CLI::IsMember({"cross_entropy", "nll", "mse", "l1", "smooth_l1",
-                                             "bce", "bce_with_logits"}))
-                       ->group(g),
-      f.optimizer_opt = c->add_option("--optimizer", f.optimizer,
-                                      "The server's optimizer (default: the spec's, else adam)")
-                            ->check(CLI::IsMember({"sgd", "adam", "adamw", "rmsprop", "adagrad"}))
-                            ->group(g),
-      f.lr_opt = c->add_option("--lr", f.lr, "Learning rate (default: the spec's, else the optimizer's)")
-                     ->check(CLI::PositiveNumber)
-                     ->group(g),
-      c->add_option("--seed", m.train.seed, "Seed for the initial weights (default 0)")->group(g),
-      c->add_option("--output,-o", m.output_path,
-                    "Write the final model to this file instead of model records on stdout")
           ->group(g),
       c->add_flag("--lock", ps.lock,
                   "Serialise pull, compute and push across workers (SparkTorch's acquireLock)")
@@ -215,7 +200,7 @@ void SetupServeCommand(CLI::App& app) {
                     "loss when workers hold some out); 0: never")
           ->check(CLI::NonNegativeNumber)
           ->group(g),
-  };
+  });
   c->callback([flags] { Run(*flags); });
 }
 

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "cli/commands.h"
+#include "cli/model_flags.h"
 #include "cli/row_format_flags.h"
 #include "core/device.h"
 #include "cli/exit_codes.h"
@@ -24,11 +25,10 @@ namespace {
 struct TrainFlags {
   TrainJobOptions job;
   RowFormatFlags rows;
-  std::string loss, optimizer, prediction;
-  double lr = 0;
+  ModelFlags model;
+  std::string prediction;
   int threads = 0;
-  CLI::Option *loss_opt, *optimizer_opt, *lr_opt, *prediction_opt, *threads_opt, *model_opt,
-      *train_config_opt, *patience_opt, *output_opt;
+  CLI::Option *prediction_opt, *threads_opt, *patience_opt;
   bool no_shuffle = false;
   std::string mode = "auto";
   std::string tracker;
@@ -91,8 +91,9 @@ void RunHogwild(TrainFlags& f, TrainJobOptions& job) {
   if (f.server.empty()) throw UsageError("--mode hogwild needs --server HOST:PORT (of `sparktorch serve --mode hogwild`)");
   if (!f.tracker.empty()) throw UsageError("--tracker is for --mode sync; hogwild workers use --server");
   // The server decides these for every worker; a worker's own would be silently different.
-  for (CLI::Option* o : {f.model_opt, f.train_config_opt, f.loss_opt, f.optimizer_opt, f.lr_opt,
-                         f.patience_opt, f.output_opt}) {
+  const ModelFlags& m = f.model;
+  for (CLI::Option* o : {m.model_opt, m.train_config_opt, m.loss_opt, m.optimizer_opt, m.lr_opt,
+                         f.patience_opt, m.output_opt}) {
     if (o->count()) {
       throw UsageError(o->get_name() + ": a hogwild worker takes the model and its training from "
                        "the parameter server, which also writes the model; give " + o->get_name() +
@@ -156,10 +157,9 @@ void Run(TrainFlags& f) {
   job.rows.format = ApplyOverrides(RowFormat(), ToOverrides(f.rows));
   job.rows.on_bad_row = ToBadRowPolicy(f.rows);
   job.rows.max_line_bytes = f.rows.max_line_bytes;
-  job.input_shape = ParseShape(f.rows.input_shape, "--input-shape");
-  if (f.loss_opt->count()) job.loss = f.loss;
-  if (f.optimizer_opt->count()) job.optimizer = f.optimizer;
-  if (f.lr_opt->count()) job.lr = f.lr;
+  job.model = ToModelSource(f.model, ParseShape(f.rows.input_shape, "--input-shape"));
+  job.train.seed = f.model.seed;
+  job.output_path = f.model.output_path;
   if (f.prediction_opt->count()) job.prediction = ParsePredictionKind(f.prediction);
   job.train.shuffle = !f.no_shuffle;
   if (job.train.batch_size == 0 || job.train.batch_size < -1) {
@@ -168,7 +168,7 @@ void Run(TrainFlags& f) {
   ConfigureCpu(f.threads_opt->count() ? f.threads : DefaultThreads());
   if (f.mode == "hogwild" || (f.mode == "auto" && !f.server.empty())) return RunHogwild(f, job);
   if (!f.server.empty()) throw UsageError("--server is for --mode hogwild");
-  if (!f.model_opt->count()) throw UsageError("--model is required");
+  if (!f.model.model_opt->count()) throw UsageError("--model is required");
 
   WorldOptions w;
   w.mode = f.mode == "sync" ? TrainMode::kSync : f.mode == "local" ? TrainMode::kLocal : TrainMode::kAuto;
@@ -211,12 +211,13 @@ void SetupTrainCommand(CLI::App& app) {
   TrainFlags& f = *flags;
   CLI::App* c = app.add_subcommand(
       "train", "Train a model on rows from stdin or files; write the model and records to stdout");
-  f.model_opt = c->add_option("--model,-m", f.job.model_path,
-                              "Model: a JSON spec (.json), a TorchScript model or a trained model "
-                              "(.pt); required, except in hogwild mode");
-  f.train_config_opt = c->add_option("--train-config", f.job.train_config,
-                                     "JSON with \"loss\" and \"optimizer\" for a TorchScript "
-                                     "model (default: MODEL.json beside MODEL.pt, if there)");
+  AddModelFlags(c, &f.model,
+                {nullptr,
+                 "Model: a JSON spec (.json), a TorchScript model or a trained model (.pt); "
+                 "required, except in hogwild mode",
+                 "Seed for weights, dropout and shuffling (default 0)",
+                 "Write the model to this file instead of model records on stdout", "Training",
+                 "Output"});
   AddRowFormatFlags(c, &f.rows);
 
   c->add_option("--epochs,-e", f.job.train.epochs, "Passes over the rows (default 10)")
@@ -225,27 +226,12 @@ void SetupTrainCommand(CLI::App& app) {
   c->add_option("--batch-size,-b", f.job.train.batch_size,
                 "Rows per step; -1 for the whole partition (default 64)")
       ->group("Training");
-  f.lr_opt = c->add_option("--lr", f.lr, "Learning rate (default: the spec's, else the optimizer's)")
-                 ->check(CLI::PositiveNumber)
-                 ->group("Training");
-  f.optimizer_opt = c->add_option("--optimizer", f.optimizer,
-                                  "sgd, adam, adamw, rmsprop or adagrad (default: the spec's, else adam)")
-                        ->check(CLI::IsMember({"sgd", "adam", "adamw", "rmsprop", "adagrad"}))
-                        ->group("Training");
-  f.loss_opt = c->add_option("--loss", f.loss,
-                             "cross_entropy, nll, mse, l1, smooth_l1, bce or bce_with_logits "
-                             "(default: the spec's, else cross_entropy)")
-                   ->check(CLI::IsMember({"cross_entropy", "nll", "mse", "l1", "smooth_l1", "bce",
-                                         "bce_with_logits"}))
-                   ->group("Training");
   c->add_option("--validation-pct", f.job.validation_fraction,
                 "Fraction of rows held out for validation, in [0, 1) (default 0)")
       ->group("Training");
   f.patience_opt = c->add_option("--early-stop-patience", f.job.train.early_stop_patience,
                 "Stop after this many epochs without a better (validation) loss; 0: never")
       ->check(CLI::NonNegativeNumber)
-      ->group("Training");
-  c->add_option("--seed", f.job.train.seed, "Seed for weights, dropout and shuffling (default 0)")
       ->group("Training");
   c->add_flag("--no-shuffle", f.no_shuffle, "Keep the rows in input order every epoch")
       ->group("Training");
@@ -289,9 +275,6 @@ void SetupTrainCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->group("Distributed");
 
-  f.output_opt = c->add_option("--output,-o", f.job.output_path,
-                "Write the model to this file instead of model records on stdout")
-      ->group("Output");
   c->add_flag("--predict", f.job.predict, "Write a prediction record for every input row")
       ->group("Output");
   f.prediction_opt = c->add_option("--prediction", f.prediction,

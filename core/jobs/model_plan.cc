@@ -53,20 +53,20 @@ bool SpecKnowsInputShape(const json& spec) {
          (*layers)[0].value("type", "") == "linear";
 }
 
-ModelPlan PlanModel(const TrainJobOptions& options, c10::Device device) {
+ModelPlan PlanModel(const ModelSource& source, c10::Device device) {
   ModelPlan plan;
   json config;  // where loss and optimizer come from
-  if (EndsWith(options.model_path, ".json")) {
+  if (EndsWith(source.model_path, ".json")) {
     plan.source = "spec";
-    plan.spec = ReadJsonFile(options.model_path);
+    plan.spec = ReadJsonFile(source.model_path);
     CheckSpec(plan.spec);
     config = plan.spec;
   } else {
-    ModelFile file = ReadModelFile(options.model_path, device);
+    ModelFile file = ReadModelFile(source.model_path, device);
     plan.module = file.module;
     plan.manifest = file.manifest;
     if (file.manifest) {
-      spdlog::info("continuing training of {} (trained by sparktorch {})", options.model_path,
+      spdlog::info("continuing training of {} (trained by sparktorch {})", source.model_path,
                    file.manifest->sparktorch_version);
       plan.source = file.manifest->source;
       plan.spec = file.manifest->spec;
@@ -74,9 +74,9 @@ ModelPlan PlanModel(const TrainJobOptions& options, c10::Device device) {
       config = {{"loss", file.manifest->loss}, {"optimizer", file.manifest->optimizer}};
     } else {
       plan.source = "torchscript";
-      std::string config_path = options.train_config;
+      std::string config_path = source.train_config;
       if (config_path.empty()) {
-        std::string beside = options.model_path.substr(0, options.model_path.rfind('.')) + ".json";
+        std::string beside = source.model_path.substr(0, source.model_path.rfind('.')) + ".json";
         if (FileExists(beside)) {
           spdlog::info("loss and optimizer from {}", beside);
           config_path = beside;
@@ -85,9 +85,9 @@ ModelPlan PlanModel(const TrainJobOptions& options, c10::Device device) {
       if (!config_path.empty()) config = ReadJsonFile(config_path);
     }
   }
-  if (!options.train_config.empty() && plan.source == "spec" && !plan.manifest) {
+  if (!source.train_config.empty() && plan.source == "spec" && !plan.manifest) {
     // A spec carries its own loss and optimizer; a config file given as well overrides them.
-    json extra = ReadJsonFile(options.train_config);
+    json extra = ReadJsonFile(source.train_config);
     for (const char* key : {"loss", "optimizer"}) {
       if (extra.contains(key)) config[key] = extra[key];
     }
@@ -95,25 +95,25 @@ ModelPlan PlanModel(const TrainJobOptions& options, c10::Device device) {
   if (!config.is_object()) config = json::object();
 
   // Flags win over files; files over defaults.
-  plan.loss_spec = options.loss ? json(*options.loss)
+  plan.loss_spec = source.loss ? json(*source.loss)
                                 : config.value("loss", json("cross_entropy"));
-  if (options.optimizer) {
-    plan.optimizer_spec = {{"type", *options.optimizer}};
+  if (source.optimizer) {
+    plan.optimizer_spec = {{"type", *source.optimizer}};
     json from_file = config.value("optimizer", json());
-    if (from_file.is_object() && from_file.value("type", "") == *options.optimizer) {
+    if (from_file.is_object() && from_file.value("type", "") == *source.optimizer) {
       plan.optimizer_spec = from_file;
     }
   } else {
     plan.optimizer_spec = config.value("optimizer", json("adam"));
   }
   if (plan.optimizer_spec.is_string()) plan.optimizer_spec = {{"type", plan.optimizer_spec}};
-  if (options.lr) {
+  if (source.lr) {
     if (!plan.optimizer_spec.is_object()) {
       throw SpecError("optimizer: expected a name or an object with a \"type\"");
     }
-    plan.optimizer_spec["lr"] = *options.lr;
+    plan.optimizer_spec["lr"] = *source.lr;
   }
-  if (!options.input_shape.empty()) plan.input_shape = options.input_shape;
+  if (!source.input_shape.empty()) plan.input_shape = source.input_shape;
   return plan;
 }
 

@@ -10,7 +10,10 @@
 #include <nlohmann/json.hpp>
 #include <torch/csrc/jit/api/module.h>
 
-#include "core/jobs/train_job.h"
+#include "core/jobs/model_source.h"
+#include "core/train/loss.h"
+#include "core/train/predictor.h"
+#include "formats/row_format.h"
 #include "formats/manifest.h"
 
 namespace sparktorch {
@@ -29,7 +32,7 @@ struct ModelPlan {
 
 // Where the model, its loss and its optimizer come from: the spec, a trained model's manifest,
 // or a TorchScript model with its training config; flags override files.
-ModelPlan PlanModel(const TrainJobOptions& options, c10::Device device);
+ModelPlan PlanModel(const ModelSource& source, c10::Device device);
 
 // The plan of a model a hogwild parameter server sent (a .pt with its manifest); `name` is for
 // messages.

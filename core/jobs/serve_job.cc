@@ -37,20 +37,17 @@ json EpochJson(const ServedEpoch& e) {
 
 void RunHogwildServe(const HogwildServeOptions& options, const std::function<void(int port)>& announce,
                      std::FILE* out) {
-  const TrainJobOptions& m = options.model;
   const c10::Device device(torch::kCPU);
-  ModelPlan plan = PlanModel(m, device);
-  torch::manual_seed(m.train.seed);  // the initial weights every worker starts from
+  ModelPlan plan = PlanModel(options.model, device);
+  torch::manual_seed(options.seed);  // the initial weights every worker starts from
   const Loss loss = Loss::FromSpec(plan.loss_spec);
   const json optimizer_spec = CompleteOptimizerSpec(plan.optimizer_spec);
-  const int64_t num_features = m.rows.format.num_features;
-  if (plan.input_shape.empty() && num_features > 0) plan.input_shape = {num_features};
   if (plan.input_shape.empty() && (plan.module || !SpecKnowsInputShape(plan.spec))) {
-    throw UsageError("--model " + m.model_path +
+    throw UsageError("--model " + options.model.model_path +
                      ": the model does not say what its input is, and the server builds it before "
                      "any row arrives; give --input-shape (the rows' features, e.g. 784 or 1,28,28)");
   }
-  BuildModel(plan, num_features, device);
+  BuildModel(plan, 0, device);
   torch::jit::Module& module = *plan.module;
 
   Manifest manifest = PlanManifest(plan, loss, optimizer_spec, RowFormat(), false,
@@ -114,15 +111,15 @@ void RunHogwildServe(const HogwildServeOptions& options, const std::function<voi
                        {"max_staleness", server_options.max_staleness},
                        {"early_stop_patience", server_options.early_stop_patience},
                        {"updates", report.updates},
-                       {"seed", m.train.seed},
+                       {"seed", options.seed},
                        {"device", "cpu"}};
 
   RecordWriter records(out, "stdout");
-  if (m.output_path.empty()) {
+  if (options.output_path.empty()) {
     records.WriteModel(SerializeModel(module, manifest));
   } else {
-    WriteModelFile(m.output_path, module, manifest);
-    spdlog::info("model written to {}", m.output_path);
+    WriteModelFile(options.output_path, module, manifest);
+    spdlog::info("model written to {}", options.output_path);
   }
   json summary = metrics;
   summary["mode"] = "hogwild";
@@ -140,7 +137,7 @@ void RunHogwildServe(const HogwildServeOptions& options, const std::function<voi
   char checksum[16];
   std::snprintf(checksum, sizeof checksum, "%08x", ParametersCrc32(params));
   summary["weights_crc32"] = checksum;
-  if (!m.output_path.empty()) summary["model_path"] = m.output_path;
+  if (!options.output_path.empty()) summary["model_path"] = options.output_path;
   records.WriteSummary(summary.dump());
   records.Flush();
   spdlog::info("{} updates applied ({} dropped as stale, staleness max {} mean {:.2f}), final loss {}",

@@ -4,16 +4,16 @@
 #include <cstdio>
 #include <functional>
 
-#include "core/jobs/train_job.h"
+#include "core/jobs/model_source.h"
 #include "core/ps/parameter_server.h"
 
 namespace sparktorch {
 
 // Everything `sparktorch serve --mode hogwild` is told.
 struct HogwildServeOptions {
-  // The model and its training as `train` takes them: model_path, train_config, input_shape,
-  // loss, optimizer, lr, train.seed, output_path, rows.format.num_features.
-  TrainJobOptions model;
+  ModelSource model;        // the model the workers start from, and its loss and optimizer
+  uint64_t seed = 0;        // of its initial weights
+  std::string output_path;  // the final model; empty: as records on stdout
   // Where to listen and how to serve; its model and optimizer are filled in here.
   ParameterServerOptions server;
 };

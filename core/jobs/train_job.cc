@@ -77,7 +77,7 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
   }
   // A hogwild worker's model, loss and optimizer come from the parameter server, after the rows.
   const bool hogwild = options.hogwild.has_value();
-  ModelPlan plan = hogwild ? ModelPlan() : PlanModel(options, device);
+  ModelPlan plan = hogwild ? ModelPlan() : PlanModel(options.model, device);
   torch::manual_seed(options.train.seed);  // after PlanModel, whose spec check draws weights
   Loss loss = Loss::FromSpec(hogwild ? json("cross_entropy") : plan.loss_spec);
   json optimizer_spec = hogwild ? json() : CompleteOptimizerSpec(plan.optimizer_spec);

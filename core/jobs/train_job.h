@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/data/row_source.h"
+#include "core/jobs/model_source.h"
 #include "core/dist/communicator.h"
 #include "core/ps/ps_client.h"
 #include "core/train/predictor.h"
@@ -18,16 +19,9 @@ namespace sparktorch {
 
 // Everything `sparktorch train` is told. The meaning of each field is the flag's in the man page.
 struct TrainJobOptions {
-  std::string model_path;    // a JSON spec (.json) or a TorchScript / trained model (.pt)
-  std::string train_config;  // loss and optimizer for a TorchScript model; empty: <model>.json
-                             // beside the model when there is one
+  ModelSource model;  // what to train; its output_path below
   std::vector<std::string> inputs;  // empty: stdin
   RowSourceOptions rows;
-  std::vector<int64_t> input_shape;  // empty: from the spec, the model or the rows
-
-  std::optional<std::string> loss;       // overrides the spec's
-  std::optional<std::string> optimizer;  // overrides the spec's type (and its options)
-  std::optional<double> lr;              // overrides the optimizer's lr
 
   TrainOptions train;
   double validation_fraction = 0;  // of the rows, held out for validation
@@ -39,7 +33,7 @@ struct TrainJobOptions {
   std::string metrics_path;                  // JSON lines, one per epoch; empty: none
 
   // Hogwild: the parameter server this worker trains with (mode "hogwild"). The model, loss and
-  // optimizer then come from the server; model_path is not used.
+  // optimizer then come from the server; `model` is not used.
   std::optional<PsClientOptions> hogwild;
 
   // How the ranks were started, for the manifest and the summary: "local", "sync" or "hogwild", and
