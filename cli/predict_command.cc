@@ -3,7 +3,6 @@
 
 #include "cli/commands.h"
 #include "cli/row_format_flags.h"
-#include "core/device.h"
 #include "core/jobs/predict_job.h"
 
 namespace sparktorch {
@@ -13,8 +12,7 @@ struct PredictFlags {
   PredictJobOptions job;
   RowFormatFlags rows;
   std::string prediction;
-  int threads = 0;
-  CLI::Option *prediction_opt, *threads_opt;
+  CLI::Option* prediction_opt;
 };
 
 void Run(PredictFlags& f) {
@@ -25,7 +23,6 @@ void Run(PredictFlags& f) {
   job.max_line_bytes = f.rows.max_line_bytes;
   job.input_shape = ParseShape(f.rows.input_shape, "--input-shape");
   if (f.prediction_opt->count()) job.prediction = ParsePredictionKind(f.prediction);
-  ConfigureCpu(f.threads_opt->count() ? f.threads : DefaultThreads());
   RunPredictJob(job, stdout);
 }
 
@@ -44,9 +41,8 @@ void SetupPredictCommand(CLI::App& app) {
   f.prediction_opt = c->add_option("--prediction", f.prediction,
                                    "argmax, vector or probabilities (default: the model's)")
                          ->check(CLI::IsMember({"argmax", "vector", "probabilities"}));
-  f.threads_opt = c->add_option("--threads,-t", f.threads,
-                                "CPU threads (default: OMP_NUM_THREADS, else 1)")
-                      ->check(CLI::PositiveNumber);
+  c->add_option("--threads,-t", f.job.threads, "CPU threads (default: OMP_NUM_THREADS, else 1)")
+      ->check(CLI::PositiveNumber);
   c->add_option("--device", f.job.device, "cpu, cuda or cuda:N (default cpu)");
   c->callback([flags] { Run(*flags); });
 }

@@ -47,6 +47,7 @@ class LineWriter {
 }  // namespace
 
 void RunPredictJob(const PredictJobOptions& options, std::FILE* out) {
+  ConfigureCpu(options.threads > 0 ? options.threads : DefaultThreads());
   const auto started = std::chrono::steady_clock::now();
   const c10::Device device = ResolveDevice(options.device);
   if (options.batch_size < 1) {

@@ -25,9 +25,10 @@ struct PredictJobOptions {
   int64_t batch_size = 1024;
   std::optional<PredictionKind> prediction;  // empty: the manifest's default
   std::string device = "cpu";
+  int threads = 0;  // CPU threads; 0: DefaultThreads()
 };
 
-// Runs `sparktorch predict`: writes to `out` exactly one line per input row, in input order:
+// Runs `sparktorch predict` on `threads` CPU threads: writes to `out` exactly one line per input row, in input order:
 // the prediction ("VALUE"), or "ID<TAB>VALUE" for a row with an id; an empty line for a bad row
 // skipped under BadRowPolicy::kSkip. Rows are read and predicted in batches. Throws the
 // sparktorch::Error kinds.

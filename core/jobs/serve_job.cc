@@ -1,9 +1,15 @@
 #include "core/jobs/serve_job.h"
 
+#include <cstdlib>
+
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "core/data/output_file.h"
+#include "core/device.h"
+#include "core/dist/tracker.h"
 #include "core/jobs/model_plan.h"
+#include "core/net/socket.h"
 #include "core/model/model_file.h"
 #include "core/train/optimizer.h"
 #include "core/train/trainer.h"
@@ -33,7 +39,105 @@ json EpochJson(const ServedEpoch& e) {
   return j;
 }
 
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host.rfind("127.", 0) == 0;
+}
+
+bool IsWildcard(const std::string& host) { return host.empty() || host == "0.0.0.0" || host == "*"; }
+
+// Writes `text` to `path` whole or not at all (a reader polling for the file never sees half).
+void WriteWhole(const std::string& path, const std::string& text) {
+  const std::string why = WriteOutputFile(path, text);
+  if (!why.empty()) throw Error("--port-file " + path + ": cannot write this file: " + why);
+}
+
+// Where to listen: --listen, except that without a secret only loopback is allowed (a wildcard
+// becomes 127.0.0.1, with a warning). `who` is "tracker" or "parameter server".
+Address ListenAddress(const ServeJobOptions& o, const std::string& secret, const std::string& who,
+                      const std::string& peers) {
+  Address listen = o.listen.empty() ? Address{"0.0.0.0", 0} : ParseAddress(o.listen, "--listen");
+  if (secret.empty()) {
+    if (IsWildcard(listen.host)) {
+      spdlog::warn("no SPARKTORCH_SECRET: listening on 127.0.0.1 only, for {} on this host; "
+                   "set a secret to admit {} from other hosts", peers, peers);
+      listen.host = "127.0.0.1";
+    } else if (!IsLoopback(listen.host)) {
+      throw UsageError("--listen " + o.listen + ": without SPARKTORCH_SECRET the " + who +
+                       " listens on loopback only; set a per-job secret in SPARKTORCH_SECRET (for "
+                       "the " + who + " and every one of its " + peers + ")");
+    }
+  }
+  return listen;
+}
+
+// Tells the ranks or workers where to connect: in --port-file, else on stdout. A parameter server's
+// stdout carries records only, so without --port-file its address is only in the log.
+void Announce(const ServeJobOptions& o, const Address& listen, int port) {
+  const std::string host = IsWildcard(listen.host) ? HostName() : listen.host;
+  const std::string address = host + ":" + std::to_string(port);
+  spdlog::info("listening on {}", address);
+  if (o.port_file.empty() && o.mode == "hogwild") {
+    spdlog::warn("no --port-file: workers must be told {} some other way", address);
+  } else if (o.port_file.empty()) {
+    std::printf("%s\n", address.c_str());
+    std::fflush(stdout);
+  } else {
+    WriteWhole(o.port_file, address + "\n");
+  }
+}
+
+void ServeHogwild(const ServeJobOptions& o, const std::string& secret, std::FILE* out) {
+  HogwildServeOptions h = o.hogwild;
+  // Large frames come and go every step: keep them off mmap, as training does.
+  ConfigureCpu(DefaultThreads());
+  if (h.model.model_path.empty()) throw UsageError("--model is required with --mode hogwild");
+  h.server.listen = ListenAddress(o, secret, "parameter server", "workers");
+  h.server.secret = secret;
+  const char* job = std::getenv("SPARKTORCH_JOB_ID");
+  h.server.job = job && *job ? job : "-";
+  h.server.world_size = o.world_size;
+  h.server.rendezvous_timeout = o.timeout;
+  h.server.worker_timeout = o.heartbeat_timeout > 0 ? o.heartbeat_timeout : 300;
+  h.server.max_staleness = o.max_staleness;
+  RunHogwildServe(h, [&](int port) { Announce(o, h.server.listen, port); }, out);
+  if (std::fflush(out) != 0) throw Error("stdout: write failed");
+}
+
+void ServeTracker(const ServeJobOptions& o, const std::string& secret) {
+  TrackerOptions options;
+  options.secret = secret;
+  options.listen = ListenAddress(o, secret, "tracker", "ranks");
+  options.world_size = o.world_size;
+  options.job_id = o.job_id;
+  options.rendezvous_timeout = o.timeout;
+  options.heartbeat_timeout = o.heartbeat_timeout > 0 ? o.heartbeat_timeout : 30;
+  Tracker tracker(options);
+  spdlog::info("tracker for {} ranks of job {}", o.world_size, tracker.job_id());
+  Announce(o, options.listen, tracker.port());
+
+  TrackerOutcome outcome = tracker.Run();
+  if (outcome.ok) {
+    spdlog::info("all {} ranks finished", o.world_size);
+    return;
+  }
+  switch (outcome.kind) {
+    case AbortKind::kTimeout:
+      throw RendezvousError(outcome.message);
+    case AbortKind::kFailed:
+      throw PeerError(outcome.message, true);
+    case AbortKind::kLost:
+      throw PeerError(outcome.message, false);
+  }
+}
+
 }  // namespace
+
+void RunServe(const ServeJobOptions& options, std::FILE* out) {
+  const char* secret_env = std::getenv("SPARKTORCH_SECRET");
+  const std::string secret = secret_env ? secret_env : "";
+  if (options.mode == "hogwild") return ServeHogwild(options, secret, out);
+  ServeTracker(options, secret);
+}
 
 void RunHogwildServe(const HogwildServeOptions& options, const std::function<void(int port)>& announce,
                      std::FILE* out) {

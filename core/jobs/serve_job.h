@@ -2,7 +2,9 @@
 #define SPARKTORCH_CORE_JOBS_SERVE_JOB_H_
 
 #include <cstdio>
+#include <cstdint>
 #include <functional>
+#include <string>
 
 #include "core/jobs/model_source.h"
 #include "core/ps/parameter_server.h"
@@ -17,6 +19,29 @@ struct HogwildServeOptions {
   // Where to listen and how to serve; its model and optimizer are filled in here.
   ParameterServerOptions server;
 };
+
+// Everything `sparktorch serve` is told (the man page gives each field's meaning). The
+// environment's SPARKTORCH_SECRET and SPARKTORCH_JOB_ID are read by RunServe.
+struct ServeJobOptions {
+  std::string mode = "sync";  // sync: the tracker; hogwild: the parameter server
+  int world_size = 0;
+  std::string listen;     // ADDR:PORT; empty: 0.0.0.0:0 (127.0.0.1:0 without a secret)
+  std::string port_file;  // where to write HOST:PORT; empty: stdout (sync) or the log only
+  double timeout = 120;
+  double heartbeat_timeout = 0;  // 0: the mode's default (30 s sync, 300 s hogwild)
+  uint32_t job_id = 0;           // sync: Open MPI's job id; 0: random
+  int64_t max_staleness = -1;    // hogwild
+  // Hogwild: the model, its seed and output, and the server's lock, pull_every and
+  // early_stop_patience; the rest of its server options are filled in by RunServe.
+  HogwildServeOptions hogwild;
+};
+
+// Runs `sparktorch serve`: listens where `options` say (loopback only without a secret),
+// announces the address (the port file, else stdout for a tracker, else the log), and runs the
+// tracker until every rank finished, or the parameter server (RunHogwildServe) with its
+// records on `out`. Throws RendezvousError or PeerError (with the tracker's message) when the
+// job did not finish, and the sparktorch::Error kinds of formats/error.h.
+void RunServe(const ServeJobOptions& options, std::FILE* out);
 
 // Runs the hogwild parameter server: builds the model, listens, calls `announce` with the port,
 // serves the workers until every one has finished or is lost, then writes the final model (to
