@@ -1,10 +1,9 @@
 #include "core/jobs/model_plan.h"
 
-#include <sys/stat.h>
-
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include "core/data/input_files.h"
 #include "core/model/model_file.h"
 #include "core/model/spec_compiler.h"
 #include "core/version.h"
@@ -17,11 +16,6 @@ using nlohmann::json;
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool FileExists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
 // The plan of a model sparktorch trained (or served): everything comes from its manifest.
@@ -39,11 +33,6 @@ ModelPlan PlanFromManifest(ModelFile file) {
 
 }  // namespace
 
-int64_t Product(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
 
 // The spec's first linear layer fixes the input when nothing else does.
 bool SpecKnowsInputShape(const json& spec) {

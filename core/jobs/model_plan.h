@@ -11,6 +11,7 @@
 #include <torch/csrc/jit/api/module.h>
 
 #include "core/jobs/model_source.h"
+#include "core/model/shape.h"
 #include "core/train/loss.h"
 #include "core/train/predictor.h"
 #include "formats/row_format.h"
@@ -47,8 +48,6 @@ void BuildModel(ModelPlan& plan, int64_t num_features, c10::Device device);
 
 // The manifest's label_kind: "input", "class", "value" or "vector".
 std::string LabelKind(const Loss& loss, bool no_label, const std::vector<int64_t>& output_shape);
-
-int64_t Product(const std::vector<int64_t>& shape);
 
 // The manifest of the planned (and built) model: what it is, how its rows are read (`format`,
 // with num_features from the model), its labels, loss and optimizer. The caller adds the

@@ -10,17 +10,12 @@
 #include "core/data/input_files.h"
 #include "core/device.h"
 #include "core/model/model_file.h"
+#include "core/model/shape.h"
 #include "core/model/spec_compiler.h"
 #include "formats/error.h"
 
 namespace sparktorch {
 namespace {
-
-int64_t Product(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
 
 // Writes prediction lines, checking for a failed write once at the end.
 class LineWriter {
@@ -69,14 +64,7 @@ void RunPredictJob(const PredictJobOptions& options, std::FILE* out) {
   // Prediction rows may carry a label or not, unless told otherwise.
   if (base.label != LabelPresence::kNone) base.label = LabelPresence::kOptional;
   RowFormat format = ApplyOverrides(base, options.format);
-  if (!input_shape.empty()) {
-    if (format.num_features > 0 && format.num_features != Product(input_shape)) {
-      throw UsageError("--num-features " + std::to_string(format.num_features) +
-                       " does not match the model's input of " +
-                       std::to_string(Product(input_shape)) + " values");
-    }
-    format.num_features = Product(input_shape);
-  }
+  if (!input_shape.empty()) format.num_features = RowFeaturesFor(input_shape, format.num_features);
   if (format.label == LabelPresence::kOptional && format.num_features == 0 &&
       (format.kind == RowFormatKind::kCsv || format.kind == RowFormatKind::kCompact)) {
     // Without a known width, a label column cannot be told from a feature.

@@ -91,12 +91,8 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
     BuildModel(plan, row_options.format.num_features, device);
   }
   if (!plan.input_shape.empty()) {
-    const int64_t want = Product(plan.input_shape);
-    if (row_options.format.num_features > 0 && row_options.format.num_features != want) {
-      throw UsageError("--num-features " + std::to_string(row_options.format.num_features) +
-                       " does not match the model's input of " + std::to_string(want) + " values");
-    }
-    row_options.format.num_features = want;
+    row_options.format.num_features =
+        RowFeaturesFor(plan.input_shape, row_options.format.num_features);
   }
   RowCheck check;
   if (!no_label && !plan.output_shape.empty()) {

@@ -3,6 +3,7 @@
 #include <torch/torch.h>
 
 #include "core/model/layers.h"
+#include "core/model/shape.h"
 #include "core/model/spec_fields.h"
 #include "formats/error.h"
 
@@ -23,12 +24,6 @@ std::string TorchComplaint(const std::exception& e) {
   while (!message.empty() && message.back() == '\n') message.pop_back();
   size_t start = message.rfind('\n');
   return start == std::string::npos ? message : message.substr(start + 1);
-}
-
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  std::string s;
-  for (int64_t d : shape) s += (s.empty() ? "" : ",") + std::to_string(d);
-  return s;
 }
 
 std::vector<int64_t> BatchShape(const std::vector<int64_t>& row_shape) {

@@ -2,22 +2,11 @@
 
 #include <torch/torch.h>
 
+#include "core/model/shape.h"
 #include "formats/error.h"
 
 namespace sparktorch {
 namespace {
-
-int64_t Product(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-std::string ShapeText(const std::vector<int64_t>& shape) {
-  std::string s;
-  for (int64_t d : shape) s += (s.empty() ? "" : ",") + std::to_string(d);
-  return s;
-}
 
 std::vector<int64_t> WithRows(int64_t rows, const std::vector<int64_t>& shape) {
   std::vector<int64_t> out = {rows};
