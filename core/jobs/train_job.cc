@@ -12,7 +12,7 @@
 #include "core/jobs/model_plan.h"
 #include "core/model/model_file.h"
 #include "core/model/spec_compiler.h"
-#include "core/ps/hogwild_worker.h"
+#include "core/jobs/train_mode.h"
 #include "core/train/epoch_progress.h"
 #include "core/train/examples.h"
 #include "core/train/optimizer.h"
@@ -64,192 +64,172 @@ std::string DescribeInputNames(const std::vector<std::string>& inputs) {
   return names;
 }
 
-// RunTrainJob, with the hogwild worker's connection (once made) in `client`, so that the caller
-// can tell the server when this worker fails.
-void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
-         std::unique_ptr<PsClient>& client) {
-  const auto started = std::chrono::steady_clock::now();
-  const c10::Device device = ResolveDevice(options.device);
-  if (options.validation_fraction < 0 || options.validation_fraction >= 1) {
+void CheckValidationFraction(double fraction) {
+  if (fraction < 0 || fraction >= 1) {
     char shown[32];
-    std::snprintf(shown, sizeof shown, "%g", options.validation_fraction);
+    std::snprintf(shown, sizeof shown, "%g", fraction);
     throw UsageError(std::string("--validation-pct must be a fraction in [0, 1), got ") + shown);
   }
-  // A hogwild worker's model, loss and optimizer come from the parameter server, after the rows.
-  const bool hogwild = options.hogwild.has_value();
-  ModelPlan plan = hogwild ? ModelPlan() : PlanModel(options.model, device);
-  torch::manual_seed(options.train.seed);  // after PlanModel, whose spec check draws weights
-  Loss loss = Loss::FromSpec(hogwild ? json("cross_entropy") : plan.loss_spec);
-  json optimizer_spec = hogwild ? json() : CompleteOptimizerSpec(plan.optimizer_spec);
-  const bool no_label = options.rows.format.label == LabelPresence::kNone;
+}
 
-  // Build the model before reading when its input is known, so that every row's features and
-  // label are checked as it is read, with its line number.
+// How this rank reads its rows. The model is built before reading when its input is known, so
+// that every row's features and label are checked as it is read, with its line number. Ranks
+// started with the same files (mpirun) share them; ranks fed on stdin (Spark) each have their
+// own rows.
+RowSourceOptions RowOptions(const TrainJobOptions& options, const TrainMode& mode,
+                            const Communicator& comm, c10::Device device, ModelPlan& plan) {
   RowSourceOptions row_options = options.rows;
-  if (!hogwild && (plan.module || SpecKnowsInputShape(plan.spec) || !plan.input_shape.empty() ||
-                   row_options.format.num_features > 0)) {
+  if (mode.plans_model() && (plan.module || SpecKnowsInputShape(plan.spec) ||
+                             !plan.input_shape.empty() || row_options.format.num_features > 0)) {
     BuildModel(plan, row_options.format.num_features, device);
   }
   if (!plan.input_shape.empty()) {
     row_options.format.num_features =
         RowFeaturesFor(plan.input_shape, row_options.format.num_features);
   }
-  RowCheck check;
-  if (!no_label && !plan.output_shape.empty()) {
-    check = [&loss, &plan](const Row& row) { return loss.CheckLabel(row.label, plan.output_shape); };
+  if (comm.world_size() > 1 && !options.inputs.empty()) {
+    row_options.share_rank = comm.rank();
+    row_options.share_world = comm.world_size();
   }
+  return row_options;
+}
 
-  const std::vector<std::string> inputs = ExpandInputPaths(options.inputs);
-  const int rank = comm.rank();
-  const int world_size = comm.world_size();
-  if (world_size > 1 && !options.inputs.empty()) {
-    // Ranks started with the same files (mpirun) share them; ranks fed on stdin (Spark) each
-    // have their own rows.
-    row_options.share_rank = rank;
-    row_options.share_world = world_size;
-  }
+std::string SkippedText(int64_t skipped, const char* prefix, const char* suffix) {
+  return skipped > 0 ? prefix + std::to_string(skipped) + suffix : std::string();
+}
+
+// Reads this rank's rows, and learns every rank's count and width, so that a rank with an
+// empty partition builds the same model as the others.
+RankRows ReadRankRows(const TrainJobOptions& options, const RowSourceOptions& row_options,
+                      const RowCheck& check, Communicator& comm, const TrainMode& mode) {
+  RankRows rows;
+  rows.inputs = ExpandInputPaths(options.inputs);
+  rows.names = DescribeInputNames(rows.inputs);
   const auto reading = std::chrono::steady_clock::now();
-  RowSource source(inputs, row_options, check);
-  Dataset data = ReadDataset(source);
-  const double read_seconds = SecondsSince(reading);
-  const std::string where = world_size > 1 ? "rank " + std::to_string(rank) + ": " : "";
-  if (data.rows() == 0 && world_size == 1 && !hogwild) {
-    throw InputError(DescribeInputNames(inputs) + ": no rows to train on" +
-                     (source.rows_skipped() > 0
-                          ? " (all " + std::to_string(source.rows_skipped()) + " were bad and skipped)"
-                          : " (empty input)"));
+  RowSource source(rows.inputs, row_options, check);
+  rows.data = ReadDataset(source);
+  rows.read_seconds = SecondsSince(reading);
+  rows.rows_read = source.rows_read();
+  rows.rows_skipped = source.rows_skipped();
+  const Dataset& data = rows.data;
+  const int world_size = comm.world_size();
+  const std::string where = world_size > 1 ? "rank " + std::to_string(comm.rank()) + ": " : "";
+  const std::string all_bad = SkippedText(rows.rows_skipped, " (all ", " were bad and skipped)");
+  if (data.rows() == 0 && world_size == 1 && mode.plans_model()) {
+    throw InputError(rows.names + ": no rows to train on" +
+                     (all_bad.empty() ? " (empty input)" : all_bad));
   }
-  // Every rank learns the world's rows and the width of its rows, so that a rank with an empty
-  // partition builds the same model as the others.
   double all_rows = static_cast<double>(data.rows());
   double width = data.rows() > 0 ? static_cast<double>(data.features.size(1)) : 0;
   comm.AllreduceSum(&all_rows, 1);
   comm.AllreduceMax(&width, 1);
-  if (all_rows == 0 && !hogwild) {
+  rows.world_rows = static_cast<int64_t>(all_rows);
+  rows.width = static_cast<int64_t>(width);
+  if (all_rows == 0 && mode.plans_model()) {
     throw InputError("no rank has rows to train on (all " + std::to_string(world_size) +
                      " partitions are empty or bad)");
   }
   if (data.rows() == 0) {
-    spdlog::warn("{}no rows in this partition{}; it takes part {}", where,
-                 source.rows_skipped() > 0
-                     ? " (all " + std::to_string(source.rows_skipped()) + " were bad and skipped)"
-                     : std::string(),
-                 hogwild ? "without pushing gradients" : "in every step with none");
+    spdlog::warn("{}no rows in this partition{}; it takes part {}", where, all_bad,
+                 mode.without_rows());
   } else {
-    spdlog::info("{}read {} rows of {} features from {}{}", where, data.rows(), data.features.size(1),
-                 DescribeInputNames(inputs),
-                 source.rows_skipped() > 0
-                     ? " (" + std::to_string(source.rows_skipped()) + " bad rows skipped)"
-                     : std::string());
+    spdlog::info("{}read {} rows of {} features from {}{}", where, data.rows(),
+                 data.features.size(1), rows.names,
+                 SkippedText(rows.rows_skipped, " (", " bad rows skipped)"));
   }
-  if (data.rows() > 0 && data.features.size(1) != static_cast<int64_t>(width)) {
-    throw InputError(DescribeInputNames(inputs) + ": rows have " +
-                     std::to_string(data.features.size(1)) + " features, another rank's have " +
-                     std::to_string(static_cast<int64_t>(width)));
+  if (data.rows() > 0 && data.features.size(1) != rows.width) {
+    throw InputError(rows.names + ": rows have " + std::to_string(data.features.size(1)) +
+                     " features, another rank's have " + std::to_string(rows.width));
   }
-  if (hogwild) {
-    PsClientOptions connect = *options.hogwild;
-    json info = {{"row_format", RowFormatToJson(options.rows.format)},
-                 {"no_label", no_label},
-                 {"rows", data.rows()}};
-    if (options.prediction) info["prediction"] = PredictionKindName(*options.prediction);
-    connect.worker_info = info.dump();
-    try {
-      client = std::make_unique<PsClient>(connect);
-    } catch (const WorkerCountedLost& lost) {
-      // Spark retried a task that the server had given up on; the job went on without it.
-      spdlog::warn("the parameter server counted worker {} as lost earlier in this job ({}); the "
-                   "job goes on without this worker",
-                   lost.worker(), lost.reason());
-      return;
-    }
-    if (options.on_worker_id) options.on_worker_id(client->worker());
-    plan = PlanServedModel(client->welcome().model(), "the parameter server's model", device);
-    loss = Loss::FromSpec(plan.loss_spec);
-    optimizer_spec = CompleteOptimizerSpec(plan.optimizer_spec);
-    spdlog::info("joined the parameter server at {} as worker {} of {}: {} model, loss {}{}",
-                 connect.server.ToString(), client->worker(), connect.world_size, plan.source,
-                 loss.name(), client->welcome().lock() ? ", with its lock" : "");
-    if (connect.worker < 0) {
-      spdlog::info("this worker has no rows (an empty partition); the parameter server gave it "
-                   "worker id {}, which no other worker claimed",
-                   client->worker());
-    }
-    const int64_t want = Product(plan.input_shape);
-    if (data.rows() > 0 && data.features.size(1) != want) {
-      throw InputError(DescribeInputNames(inputs) + ": rows have " + std::to_string(data.features.size(1)) +
-                       " features, the parameter server's model takes " + std::to_string(want));
-    }
-  }
-  if (plan.output_shape.empty()) {
-    BuildModel(plan, static_cast<int64_t>(width), device);
-    if (!no_label) {
-      // The model was unknown while reading; check the labels now, by row number.
-      for (int64_t i = 0; i < data.rows(); ++i) {
-        auto row_label = data.labels[i];
-        std::vector<float> label(row_label.data_ptr<float>(),
-                                 row_label.data_ptr<float>() + row_label.numel());
-        std::string problem = loss.CheckLabel(label, plan.output_shape);
-        if (!problem.empty()) {
-          throw InputError(DescribeInputNames(inputs) + ": row " + std::to_string(i + 1) + ": " + problem);
-        }
-      }
-    }
-  }
-  torch::jit::Module& module = *plan.module;
-  module.to(device);
+  return rows;
+}
 
-  // Hold out a validation split, the same rows for the same seed.
+// Builds the model once the rows said its input (when it was unknown while reading), and
+// checks the labels then, by row number.
+void BuildAfterRows(ModelPlan& plan, const RankRows& rows, const Loss& loss, bool no_label,
+                    c10::Device device) {
+  if (!plan.output_shape.empty()) return;
+  BuildModel(plan, rows.width, device);
+  if (no_label) return;
+  for (int64_t i = 0; i < rows.data.rows(); ++i) {
+    auto row_label = rows.data.labels[i];
+    std::vector<float> label(row_label.data_ptr<float>(),
+                             row_label.data_ptr<float>() + row_label.numel());
+    std::string problem = loss.CheckLabel(label, plan.output_shape);
+    if (!problem.empty()) {
+      throw InputError(rows.names + ": row " + std::to_string(i + 1) + ": " + problem);
+    }
+  }
+}
+
+// The rows to train on and those held out for validation: the same for the same seed.
+struct Split {
+  Examples train, validation;
+  int64_t held_out = 0;
+};
+
+Split SplitRows(const Dataset& data, const TrainJobOptions& options, const ModelPlan& plan,
+                const Loss& loss, bool no_label) {
+  Split split;
   Dataset train_rows = data, validation_rows;
-  const int64_t held_out = static_cast<int64_t>(data.rows() * options.validation_fraction);
-  if (held_out > 0) {
-    torch::Generator split = at::detail::createCPUGenerator(options.train.seed ^ 0x5eed5eedULL);
-    torch::Tensor order = torch::randperm(data.rows(), split, torch::kLong);
-    validation_rows = SelectRows(data, std::get<0>(order.narrow(0, 0, held_out).sort()));
-    train_rows = SelectRows(data, std::get<0>(order.narrow(0, held_out, data.rows() - held_out).sort()));
+  split.held_out = static_cast<int64_t>(data.rows() * options.validation_fraction);
+  if (split.held_out > 0) {
+    torch::Generator gen = at::detail::createCPUGenerator(options.train.seed ^ 0x5eed5eedULL);
+    torch::Tensor order = torch::randperm(data.rows(), gen, torch::kLong);
+    validation_rows = SelectRows(data, std::get<0>(order.narrow(0, 0, split.held_out).sort()));
+    train_rows = SelectRows(
+        data, std::get<0>(order.narrow(0, split.held_out, data.rows() - split.held_out).sort()));
   }
-  Examples train = MakeExamples(train_rows, loss, plan.input_shape, plan.output_shape, no_label);
-  Examples validation;
-  if (held_out > 0) {
-    validation = MakeExamples(validation_rows, loss, plan.input_shape, plan.output_shape, no_label);
+  split.train = MakeExamples(train_rows, loss, plan.input_shape, plan.output_shape, no_label);
+  if (split.held_out > 0) {
+    split.validation =
+        MakeExamples(validation_rows, loss, plan.input_shape, plan.output_shape, no_label);
   }
+  return split;
+}
 
+// What the fit gave: the result, every epoch's metrics, and the weights' checksum.
+struct Fitted {
+  TrainResult result;
+  json history = json::array();
+  double seconds = 0;
+  uint32_t checksum = 0;
+};
+
+// Trains the module on the split, then lets the mode finish (a hogwild worker's weights become
+// the server's); the checksum is of the weights after that.
+Fitted Fit(const TrainJobOptions& options, Communicator& comm, TrainMode& mode,
+           const RankRows& rows, torch::jit::Module& module, const Loss& loss,
+           const json& optimizer_spec, const Split& split, c10::Device device) {
   std::vector<torch::Tensor> params;
   for (const torch::Tensor& p : module.parameters()) params.push_back(p);
   auto optimizer = MakeOptimizer(optimizer_spec, params);
   Trainer trainer(module, loss, *optimizer, comm, device, options.train);
   const int epochs = options.train.epochs * std::max(1, options.train.partition_shuffles);
-  std::unique_ptr<HogwildWorker> worker;
-  if (client) {
-    worker = std::make_unique<HogwildWorker>(*client, params, epochs);
-    trainer.SetHooks(worker.get());
-  }
-
+  trainer.SetHooks(mode.Hooks(params, epochs));
+  const int rank = comm.rank();
   std::ofstream metrics;
-  if (!options.metrics_path.empty() && rank == 0) {  // the metrics are the world's, alike on every rank
+  if (!options.metrics_path.empty() && rank == 0) {  // the world's metrics, alike on every rank
     metrics.open(options.metrics_path, std::ios::trunc);
     if (!metrics) throw UsageError("--metrics " + options.metrics_path + ": cannot write this file");
   }
-  spdlog::info("{}training {} parameters for {} epoch{} on {} rows ({} for validation), batch {}, {} "
-               "with {}, loss {}",
-               where,
-               [&] {
-                 int64_t n = 0;
-                 for (const auto& p : params) n += p.numel();
-                 return n;
-               }(),
-               epochs, epochs == 1 ? "" : "s", train.rows(), held_out,
+  int64_t num_params = 0;
+  for (const auto& p : params) num_params += p.numel();
+  spdlog::info("{}training {} parameters for {} epoch{} on {} rows ({} for validation), batch {}, "
+               "{} with {}, loss {}",
+               comm.world_size() > 1 ? "rank " + std::to_string(rank) + ": " : "", num_params,
+               epochs, epochs == 1 ? "" : "s", split.train.rows(), split.held_out,
                options.train.batch_size <= 0 ? std::string("whole partition")
                                              : std::to_string(options.train.batch_size),
                device.str(), optimizer_spec.dump(), loss.name());
   const auto training = std::chrono::steady_clock::now();
-  json history = json::array();
-  TrainResult result = trainer.Fit(train, validation, [&](const EpochStats& stats) {
+  Fitted fitted;
+  fitted.result = trainer.Fit(split.train, split.validation, [&](const EpochStats& stats) {
     const json epoch = EpochJson(stats);
-    history.push_back(epoch);
+    fitted.history.push_back(epoch);
     if (rank == 0) {
       spdlog::info("{}", ProgressLine(Progress(stats, epochs)));
-      if (options.report_epoch && !worker) {
+      if (options.report_epoch && mode.reports_epochs()) {
         json report = epoch;
         report["epochs"] = epochs;
         options.report_epoch(report.dump());
@@ -257,41 +237,48 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
     }
     if (metrics.is_open()) metrics << epoch.dump() << '\n' << std::flush;
   });
-  const double train_seconds = SecondsSince(training);
-  if (result.stopped_early && worker) {
-    spdlog::info("the parameter server stopped the job after epoch {}", result.epochs.back().epoch);
-  } else if (result.stopped_early) {
-    spdlog::info("stopped early after epoch {}: no improvement for {} epochs",
-                 result.epochs.back().epoch, options.train.early_stop_patience);
-  }
-  if (worker) {
-    // Predictions and the summary use the server's weights as they are when this worker is done.
-    json done = {{"worker", client->worker()},
-                 {"rows", data.rows()},
-                 {"epochs", result.epochs.empty() ? 0 : result.epochs.back().epoch},
-                 {"pushes", client->pushes()},
-                 {"pushes_dropped", client->pushes_dropped()}};
-    worker->Finish(done.dump());
-  }
+  fitted.seconds = SecondsSince(training);
+  mode.Finish(rows, fitted.result, options.train.early_stop_patience);
+  fitted.checksum = trainer.WeightsChecksum();
+  return fitted;
+}
 
-  RecordWriter records(out, "stdout");
-  const PredictionKind prediction = options.prediction.value_or(DefaultPrediction(loss.name()));
-  if (options.predict) {
-    Predictor predictor(module, device, plan.input_shape, prediction, loss.name());
-    constexpr int64_t kBatch = 1024;
-    for (int64_t start = 0; start < data.rows(); start += kBatch) {
-      int64_t n = std::min(kBatch, data.rows() - start);
-      predictor.Predict(data.features.narrow(0, start, n), [&](int64_t i, std::string_view text) {
-        records.WritePrediction(data.ids.empty() ? std::string_view() : data.ids[start + i], text);
-      });
-    }
+void WritePredictions(RecordWriter& records, torch::jit::Module& module, const Dataset& data,
+                      const ModelPlan& plan, const Loss& loss, PredictionKind prediction,
+                      c10::Device device) {
+  Predictor predictor(module, device, plan.input_shape, prediction, loss.name());
+  constexpr int64_t kBatch = 1024;
+  for (int64_t start = 0; start < data.rows(); start += kBatch) {
+    int64_t n = std::min(kBatch, data.rows() - start);
+    predictor.Predict(data.features.narrow(0, start, n), [&](int64_t i, std::string_view text) {
+      records.WritePrediction(data.ids.empty() ? std::string_view() : data.ids[start + i], text);
+    });
   }
+}
 
-  const EpochStats& last = result.epochs.back();
+// Everything a finished job writes but predictions: the model (rank 0: to -o, or as records)
+// and the summary record.
+struct JobOutput {
+  const TrainJobOptions& options;
+  const RankRows& rows;
+  const ModelPlan& plan;
+  const Loss& loss;
+  const json& optimizer_spec;
+  const Fitted& fitted;
+  int64_t held_out;
+  PredictionKind prediction;
+  c10::Device device;
+};
+
+void WriteModelAndSummary(const JobOutput& o, torch::jit::Module& module, const Communicator& comm,
+                          const TrainMode& mode, RecordWriter& records, double total_seconds) {
+  const TrainJobOptions& options = o.options;
+  const bool no_label = options.rows.format.label == LabelPresence::kNone;
+  const EpochStats& last = o.fitted.result.epochs.back();
   json final_metrics = EpochJson(last);
-  final_metrics["stopped_early"] = result.stopped_early;
+  final_metrics["stopped_early"] = o.fitted.result.stopped_early;
   Manifest manifest =
-      PlanManifest(plan, loss, optimizer_spec, options.rows.format, no_label, prediction);
+      PlanManifest(o.plan, o.loss, o.optimizer_spec, options.rows.format, no_label, o.prediction);
   manifest.training = {{"epochs", options.train.epochs},
                        {"epochs_run", last.epoch},
                        {"batch_size", options.train.batch_size},
@@ -299,62 +286,89 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out,
                        {"early_stop_patience", options.train.early_stop_patience},
                        {"seed", options.train.seed},
                        {"shuffle", options.train.shuffle},
-                       {"rows", static_cast<int64_t>(all_rows)},
-                       {"world_size", world_size},
+                       {"rows", o.rows.world_rows},
+                       {"world_size", comm.world_size()},
                        {"mode", options.mode},
                        {"launcher", options.launcher},
-                       {"device", device.str()}};
+                       {"device", o.device.str()}};
   manifest.metrics = final_metrics;
-  manifest.history = history;
-
+  manifest.history = o.fitted.history;
   module.to(torch::kCPU);  // a saved model loads anywhere
-  if (rank != 0 || worker) {
-    // Every rank holds the same weights; rank 0 writes them. The parameter server writes a
-    // hogwild job's.
-  } else if (options.output_path.empty()) {
+  const bool writes = mode.writes_model(comm.rank());
+  if (writes && options.output_path.empty()) {
     records.WriteModel(SerializeModel(module, manifest));
-  } else {
+  } else if (writes) {
     WriteModelFile(options.output_path, module, manifest);
     spdlog::info("model written to {}", options.output_path);
   }
-
   json summary = final_metrics;
-  summary["rank"] = rank;
-  summary["world_size"] = world_size;
+  summary["rank"] = comm.rank();
+  summary["world_size"] = comm.world_size();
   summary["mode"] = options.mode;
-  summary["partition_rows"] = data.rows();
+  summary["partition_rows"] = o.rows.data.rows();
   char checksum[16];
-  std::snprintf(checksum, sizeof checksum, "%08x", trainer.WeightsChecksum());
+  std::snprintf(checksum, sizeof checksum, "%08x", o.fitted.checksum);
   summary["weights_crc32"] = checksum;
-  if (worker) {
-    summary["rank"] = client->worker();  // a worker's own world is one process
-    summary["worker"] = client->worker();
-    summary["world_size"] = options.hogwild->world_size;
-    summary["pulls"] = client->pulls();
-    summary["pushes"] = client->pushes();
-    summary["pushes_dropped"] = client->pushes_dropped();
-    summary["weights_version"] = worker->version();
-    summary["server_seconds"] = client->seconds();
-  }
-  summary["rows_read"] = source.rows_read();
-  summary["rows_skipped"] = source.rows_skipped();
-  summary["validation_rows"] = held_out;
+  mode.Summarise(&summary);
+  summary["rows_read"] = o.rows.rows_read;
+  summary["rows_skipped"] = o.rows.rows_skipped;
+  summary["validation_rows"] = o.held_out;
   summary["epochs"] = last.epoch;
-  summary["read_seconds"] = read_seconds;
-  summary["train_seconds"] = train_seconds;
-  summary["history"] = history;
-  summary["total_seconds"] = SecondsSince(started);
-  if (!options.output_path.empty() && rank == 0) summary["model_path"] = options.output_path;
+  summary["read_seconds"] = o.rows.read_seconds;
+  summary["train_seconds"] = o.fitted.seconds;
+  summary["history"] = o.fitted.history;
+  summary["total_seconds"] = total_seconds;
+  if (!options.output_path.empty() && comm.rank() == 0) summary["model_path"] = options.output_path;
   records.WriteSummary(summary.dump());
   records.Flush();
+}
+
+// The job: plan the model, read the rows, let the mode join, build, fit, predict, write.
+void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out, TrainMode& mode) {
+  const auto started = std::chrono::steady_clock::now();
+  const c10::Device device = ResolveDevice(options.device);
+  CheckValidationFraction(options.validation_fraction);
+  ModelPlan plan = mode.plans_model() ? PlanModel(options.model, device) : ModelPlan();
+  torch::manual_seed(options.train.seed);  // after PlanModel, whose spec check draws weights
+  Loss loss = Loss::FromSpec(mode.plans_model() ? plan.loss_spec : json("cross_entropy"));
+  json optimizer_spec = mode.plans_model() ? CompleteOptimizerSpec(plan.optimizer_spec) : json();
+  const bool no_label = options.rows.format.label == LabelPresence::kNone;
+
+  const RowSourceOptions row_options = RowOptions(options, mode, comm, device, plan);
+  RowCheck check;
+  if (!no_label && !plan.output_shape.empty()) {
+    check = [&loss, &plan](const Row& row) { return loss.CheckLabel(row.label, plan.output_shape); };
+  }
+  const RankRows rows = ReadRankRows(options, row_options, check, comm, mode);
+  if (!mode.AfterRows(rows, device, &plan)) return;
+  if (!mode.plans_model()) {
+    loss = Loss::FromSpec(plan.loss_spec);
+    optimizer_spec = CompleteOptimizerSpec(plan.optimizer_spec);
+  }
+  BuildAfterRows(plan, rows, loss, no_label, device);
+  torch::jit::Module& module = *plan.module;
+  module.to(device);
+
+  const Split split = SplitRows(rows.data, options, plan, loss, no_label);
+  const Fitted fitted =
+      Fit(options, comm, mode, rows, module, loss, optimizer_spec, split, device);
+
+  RecordWriter records(out, "stdout");
+  const PredictionKind prediction = options.prediction.value_or(DefaultPrediction(loss.name()));
+  if (options.predict) {
+    WritePredictions(records, module, rows.data, plan, loss, prediction, device);
+  }
+  const JobOutput output{options, rows, plan, loss, optimizer_spec, fitted, split.held_out,
+                         prediction, device};
+  WriteModelAndSummary(output, module, comm, mode, records, SecondsSince(started));
 }
 
 }  // namespace
 
 void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* out) {
-  std::unique_ptr<PsClient> client;
+  std::unique_ptr<TrainMode> mode = MakeTrainMode(options);
   try {
-    Run(options, comm, out, client);
+    Run(options, comm, out, *mode);
   } catch (const PeerError&) {
     throw;  // the server is gone: nobody to tell
   } catch (const RendezvousError&) {
@@ -362,18 +376,7 @@ void RunTrainJob(const TrainJobOptions& options, Communicator& comm, std::FILE* 
   } catch (const RefusedError&) {
     throw;  // it does not take this worker
   } catch (const std::exception& e) {
-    if (!client && options.hogwild) {
-      // A worker that fails before it connects (a bad row) still tells the server why, so the
-      // server reports it at once instead of waiting out its --timeout for a worker that never
-      // comes. Best effort, briefly.
-      try {
-        PsClientOptions brief = *options.hogwild;
-        brief.timeout = std::min(brief.timeout, 10.0);
-        client = std::make_unique<PsClient>(brief);
-      } catch (const std::exception&) {
-      }
-    }
-    if (client) client->Fail(e.what());
+    mode->Failed(e.what());
     throw;
   }
 }
