@@ -153,4 +153,14 @@ std::string LabelKind(const Loss& loss, bool no_label, const std::vector<int64_t
   return Product(output_shape) == 1 ? "value" : "vector";
 }
 
+void WriteJobModel(RecordWriter& records, const std::string& output_path,
+                   const torch::jit::Module& module, const Manifest& manifest) {
+  if (output_path.empty()) {
+    records.WriteModel(SerializeModel(module, manifest));
+  } else {
+    WriteModelFile(output_path, module, manifest);
+    spdlog::info("model written to {}", output_path);
+  }
+}
+
 }  // namespace sparktorch

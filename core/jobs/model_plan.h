@@ -16,6 +16,7 @@
 #include "core/train/predictor.h"
 #include "formats/row_format.h"
 #include "formats/manifest.h"
+#include "formats/records.h"
 
 namespace sparktorch {
 
@@ -54,6 +55,11 @@ std::string LabelKind(const Loss& loss, bool no_label, const std::vector<int64_t
 // training settings and metrics.
 Manifest PlanManifest(const ModelPlan& plan, const Loss& loss, const nlohmann::json& optimizer_spec,
                       const RowFormat& format, bool no_label, PredictionKind prediction);
+
+// Writes a job's trained model where it was asked for: to `output_path` (saying so in the log),
+// or, when that is empty, as model records.
+void WriteJobModel(RecordWriter& records, const std::string& output_path,
+                   const torch::jit::Module& module, const Manifest& manifest);
 
 }  // namespace sparktorch
 

@@ -39,6 +39,120 @@ class LineWriter {
   std::FILE* out_;
 };
 
+// How rows are read and predicted: the model's manifest (rows as it was trained on, the label
+// optional) with the flags laid over it, or the flags over the defaults for a model without one.
+struct PredictSetup {
+  RowFormat format;
+  std::vector<int64_t> input_shape;  // empty: learned from the first row
+  std::string loss;
+  PredictionKind kind;
+};
+
+PredictSetup Setup(const PredictJobOptions& options, const ModelFile& model) {
+  PredictSetup setup;
+  RowFormat base;
+  setup.input_shape = options.input_shape;
+  std::optional<PredictionKind> default_prediction;
+  if (model.manifest) {
+    base = model.manifest->row_format;
+    if (setup.input_shape.empty()) setup.input_shape = model.manifest->input_shape;
+    setup.loss = model.manifest->loss.is_object() ? model.manifest->loss.value("type", "") : "";
+    default_prediction = ParsePredictionKind(model.manifest->prediction);
+  }
+  // Prediction rows may carry a label or not, unless told otherwise.
+  if (base.label != LabelPresence::kNone) base.label = LabelPresence::kOptional;
+  RowFormat& format = setup.format = ApplyOverrides(base, options.format);
+  if (!setup.input_shape.empty()) {
+    format.num_features = RowFeaturesFor(setup.input_shape, format.num_features);
+  }
+  if (format.label == LabelPresence::kOptional && format.num_features == 0 &&
+      (format.kind == RowFormatKind::kCsv || format.kind == RowFormatKind::kCompact)) {
+    // Without a known width, a label column cannot be told from a feature.
+    spdlog::info("{}: the model does not say how many features a row has; rows are read "
+                 "without a label (give --num-features or --input-shape to allow one)",
+                 options.model_path);
+    format.label = LabelPresence::kNone;
+  }
+  setup.kind = options.prediction.value_or(default_prediction.value_or(DefaultPrediction(setup.loss)));
+  return setup;
+}
+
+// Rows gathered into batches in input order and predicted a batch at a time; a skipped bad row
+// keeps its place as an empty line.
+class Batches {
+ public:
+  Batches(const PredictJobOptions& options, ModelFile& model, PredictSetup& setup,
+          c10::Device device, LineWriter& writer)
+      : options_(options), model_(model), setup_(setup), device_(device), writer_(writer) {}
+
+  void AddSkipped() { slots_.push_back(-1); }
+
+  void Add(const Row& row) {
+    width_ = static_cast<int64_t>(row.features.size());
+    features_.insert(features_.end(), row.features.begin(), row.features.end());
+    if (!row.id.empty()) {
+      ids_.resize(rows_);  // rows before it had none
+      ids_.push_back(row.id);
+    } else if (!ids_.empty()) {
+      ids_.emplace_back();
+    }
+    slots_.push_back(rows_++);
+    if (rows_ == options_.batch_size) Flush();
+  }
+
+  void Flush() {
+    std::vector<std::string> texts;
+    if (rows_ > 0) texts = Predict();
+    for (int64_t slot : slots_) {
+      if (slot < 0) {
+        writer_.Write({}, {});
+      } else {
+        writer_.Write(slot < static_cast<int64_t>(ids_.size()) ? ids_[slot] : std::string_view(),
+                      texts[slot]);
+      }
+    }
+    slots_.clear();
+    ids_.clear();
+    features_.clear();
+    rows_ = 0;
+  }
+
+ private:
+  std::vector<std::string> Predict() {
+    if (!predictor_) {
+      std::vector<int64_t>& shape = setup_.input_shape;
+      if (shape.empty()) shape = {width_};
+      try {
+        ProbeOutputShape(model_.module, shape);
+      } catch (const SpecError& e) {
+        throw UsageError(
+            options_.model_path + ": " + e.what() +
+            (model_.manifest ? std::string()
+                             : " (a model without a sparktorch manifest reads every column as a "
+                               "feature: give --num-features or --input-shape so that a label "
+                               "column is recognised)"));
+      }
+      predictor_.emplace(model_.module, device_, shape, setup_.kind, setup_.loss);
+    }
+    torch::Tensor batch = torch::from_blob(features_.data(), {rows_, width_}, torch::kFloat32);
+    std::vector<std::string> texts(rows_);
+    predictor_->Predict(batch, [&](int64_t i, std::string_view text) { texts[i] = text; });
+    return texts;
+  }
+
+  const PredictJobOptions& options_;
+  ModelFile& model_;
+  PredictSetup& setup_;
+  c10::Device device_;
+  LineWriter& writer_;
+  std::optional<Predictor> predictor_;
+  std::vector<int64_t> slots_;  // each entry: a row of the batch, or -1 for a skipped bad row
+  std::vector<std::string> ids_;
+  std::vector<float> features_;
+  int64_t rows_ = 0;
+  int64_t width_ = 0;
+};
+
 }  // namespace
 
 void RunPredictJob(const PredictJobOptions& options, std::FILE* out) {
@@ -50,98 +164,20 @@ void RunPredictJob(const PredictJobOptions& options, std::FILE* out) {
                      std::to_string(options.batch_size));
   }
   ModelFile model = ReadModelFile(options.model_path, device);
-
-  RowFormat base;
-  std::vector<int64_t> input_shape = options.input_shape;
-  std::string loss;
-  std::optional<PredictionKind> default_prediction;
-  if (model.manifest) {
-    base = model.manifest->row_format;
-    if (input_shape.empty()) input_shape = model.manifest->input_shape;
-    loss = model.manifest->loss.is_object() ? model.manifest->loss.value("type", "") : "";
-    default_prediction = ParsePredictionKind(model.manifest->prediction);
-  }
-  // Prediction rows may carry a label or not, unless told otherwise.
-  if (base.label != LabelPresence::kNone) base.label = LabelPresence::kOptional;
-  RowFormat format = ApplyOverrides(base, options.format);
-  if (!input_shape.empty()) format.num_features = RowFeaturesFor(input_shape, format.num_features);
-  if (format.label == LabelPresence::kOptional && format.num_features == 0 &&
-      (format.kind == RowFormatKind::kCsv || format.kind == RowFormatKind::kCompact)) {
-    // Without a known width, a label column cannot be told from a feature.
-    spdlog::info("{}: the model does not say how many features a row has; rows are read "
-                 "without a label (give --num-features or --input-shape to allow one)",
-                 options.model_path);
-    format.label = LabelPresence::kNone;
-  }
-
+  PredictSetup setup = Setup(options, model);
   const std::vector<std::string> inputs = ExpandInputPaths(options.inputs);
-  RowSource source(inputs, RowSourceOptions{format, options.on_bad_row, options.max_line_bytes});
-
-  std::optional<Predictor> predictor;
-  const PredictionKind kind =
-      options.prediction.value_or(default_prediction.value_or(DefaultPrediction(loss)));
+  RowSource source(inputs, RowSourceOptions{setup.format, options.on_bad_row, options.max_line_bytes});
   LineWriter writer(out);
-
-  // A batch in input order: each entry is a row of the batch, or -1 for a skipped bad row.
-  std::vector<int64_t> slots;
-  std::vector<std::string> ids;
-  std::vector<float> features;
-  int64_t batch_rows = 0;
-  int64_t width = 0;
-  auto flush = [&] {
-    if (batch_rows > 0) {
-      if (!predictor) {
-        if (input_shape.empty()) input_shape = {width};
-        try {
-          ProbeOutputShape(model.module, input_shape);
-        } catch (const SpecError& e) {
-          throw UsageError(
-              options.model_path + ": " + e.what() +
-              (model.manifest ? std::string()
-                              : " (a model without a sparktorch manifest reads every column as a "
-                                "feature: give --num-features or --input-shape so that a label "
-                                "column is recognised)"));
-        }
-        predictor.emplace(model.module, device, input_shape, kind, loss);
-      }
-      torch::Tensor batch = torch::from_blob(features.data(), {batch_rows, width}, torch::kFloat32);
-      std::vector<std::string> texts(batch_rows);
-      predictor->Predict(batch, [&](int64_t i, std::string_view text) { texts[i] = text; });
-      for (int64_t slot : slots) {
-        if (slot < 0) {
-          writer.Write({}, {});
-        } else {
-          writer.Write(slot < static_cast<int64_t>(ids.size()) ? ids[slot] : std::string_view(),
-                       texts[slot]);
-        }
-      }
-    } else {
-      for (size_t i = 0; i < slots.size(); ++i) writer.Write({}, {});
-    }
-    slots.clear();
-    ids.clear();
-    features.clear();
-    batch_rows = 0;
-  };
-
+  Batches batches(options, model, setup, device, writer);
   Row row;
   int64_t skipped_before = 0;
   for (;;) {
     bool more = source.Next(&row);
-    for (; skipped_before < source.rows_skipped(); ++skipped_before) slots.push_back(-1);
+    for (; skipped_before < source.rows_skipped(); ++skipped_before) batches.AddSkipped();
     if (!more) break;
-    width = static_cast<int64_t>(row.features.size());
-    features.insert(features.end(), row.features.begin(), row.features.end());
-    if (!row.id.empty()) {
-      ids.resize(batch_rows);  // rows before it had none
-      ids.push_back(row.id);
-    } else if (!ids.empty()) {
-      ids.emplace_back();
-    }
-    slots.push_back(batch_rows++);
-    if (batch_rows == options.batch_size) flush();
+    batches.Add(row);
   }
-  flush();
+  batches.Flush();
   writer.Finish();
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

@@ -130,6 +130,48 @@ void ServeTracker(const ServeJobOptions& o, const std::string& secret) {
   }
 }
 
+// The lost workers as the summary lists them, each with why; throws PeerError when none
+// finished, which leaves no model.
+json LostWorkers(const ParameterServerReport& report, int world_size) {
+  json lost = json::array();
+  std::string lost_text;
+  for (const auto& [id, why] : report.lost) {
+    lost.push_back({{"worker", id}, {"reason", why}});
+    lost_text += (lost_text.empty() ? "" : "; ") + ("worker " + std::to_string(id) + ": " + why);
+  }
+  if (report.finished.empty()) {
+    throw PeerError("no worker finished, so there is no model (" + lost_text + ")", false);
+  }
+  if (!report.lost.empty()) {
+    spdlog::warn("{} of {} workers finished; lost: {}", report.finished.size(), world_size,
+                 lost_text);
+  }
+  return lost;
+}
+
+// The final manifest: how the workers read their rows, and the job's last numbers.
+void FinishManifest(const ParameterServerReport& report, const ModelPlan& plan,
+                    Manifest* manifest) {
+  json info = json::parse(report.worker_info, nullptr, false);
+  if (info.is_object() && info.contains("row_format")) {
+    try {
+      manifest->row_format = RowFormatFromJson(info["row_format"]);
+    } catch (const Error& e) {
+      spdlog::warn("worker's row format not recorded in the model: {}", e.what());
+    }
+    manifest->row_format.num_features = Product(plan.input_shape);
+    if (info.value("no_label", false)) manifest->label_kind = "input";
+    if (info.contains("prediction") && info["prediction"].is_string()) {
+      manifest->prediction = info["prediction"];
+    }
+  }
+  json metrics = report.epochs.empty() ? json::object() : EpochJson(report.epochs.back());
+  metrics["stopped_early"] = report.stopped_early;
+  manifest->metrics = metrics;
+  manifest->history = json::array();
+  for (const ServedEpoch& e : report.epochs) manifest->history.push_back(EpochJson(e));
+}
+
 }  // namespace
 
 void RunServe(const ServeJobOptions& options, std::FILE* out) {
@@ -174,37 +216,8 @@ void RunHogwildServe(const HogwildServeOptions& options, const std::function<voi
   announce(server.port());
   ParameterServerReport report = server.Run();
 
-  json lost = json::array();
-  std::string lost_text;
-  for (const auto& [id, why] : report.lost) {
-    lost.push_back({{"worker", id}, {"reason", why}});
-    lost_text += (lost_text.empty() ? "" : "; ") + ("worker " + std::to_string(id) + ": " + why);
-  }
-  if (report.finished.empty()) {
-    throw PeerError("no worker finished, so there is no model (" + lost_text + ")", false);
-  }
-  if (!report.lost.empty()) {
-    spdlog::warn("{} of {} workers finished; lost: {}", report.finished.size(),
-                 server_options.world_size, lost_text);
-  }
-
-  // The final manifest: how the workers read their rows, and the job's last numbers.
-  json info = json::parse(report.worker_info, nullptr, false);
-  if (info.is_object() && info.contains("row_format")) {
-    try {
-      manifest.row_format = RowFormatFromJson(info["row_format"]);
-    } catch (const Error& e) {
-      spdlog::warn("worker's row format not recorded in the model: {}", e.what());
-    }
-    manifest.row_format.num_features = Product(plan.input_shape);
-    if (info.value("no_label", false)) manifest.label_kind = "input";
-    if (info.contains("prediction") && info["prediction"].is_string()) manifest.prediction = info["prediction"];
-  }
-  json metrics = report.epochs.empty() ? json::object() : EpochJson(report.epochs.back());
-  metrics["stopped_early"] = report.stopped_early;
-  manifest.metrics = metrics;
-  manifest.history = json::array();
-  for (const ServedEpoch& e : report.epochs) manifest.history.push_back(EpochJson(e));
+  const json lost = LostWorkers(report, server_options.world_size);
+  FinishManifest(report, plan, &manifest);
   manifest.training = {{"mode", "hogwild"},
                        {"launcher", "serve"},
                        {"epochs_run", report.epochs.empty() ? 0 : report.epochs.back().epoch},
@@ -219,13 +232,8 @@ void RunHogwildServe(const HogwildServeOptions& options, const std::function<voi
                        {"device", "cpu"}};
 
   RecordWriter records(out, "stdout");
-  if (options.output_path.empty()) {
-    records.WriteModel(SerializeModel(module, manifest));
-  } else {
-    WriteModelFile(options.output_path, module, manifest);
-    spdlog::info("model written to {}", options.output_path);
-  }
-  json summary = metrics;
+  WriteJobModel(records, options.output_path, module, manifest);
+  json summary = manifest.metrics;
   summary["mode"] = "hogwild";
   summary["world_size"] = server_options.world_size;
   summary["workers_finished"] = report.finished;

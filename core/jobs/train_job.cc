@@ -294,13 +294,7 @@ void WriteModelAndSummary(const JobOutput& o, torch::jit::Module& module, const 
   manifest.metrics = final_metrics;
   manifest.history = o.fitted.history;
   module.to(torch::kCPU);  // a saved model loads anywhere
-  const bool writes = mode.writes_model(comm.rank());
-  if (writes && options.output_path.empty()) {
-    records.WriteModel(SerializeModel(module, manifest));
-  } else if (writes) {
-    WriteModelFile(options.output_path, module, manifest);
-    spdlog::info("model written to {}", options.output_path);
-  }
+  if (mode.writes_model(comm.rank())) WriteJobModel(records, options.output_path, module, manifest);
   json summary = final_metrics;
   summary["rank"] = comm.rank();
   summary["world_size"] = comm.world_size();
