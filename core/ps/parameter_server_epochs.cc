@@ -1,8 +1,8 @@
-// The parameter server's bookkeeping of its workers and epochs, apart from the connections and
-// messages of parameter_server.cc: workers that came without an id get theirs (AssignWaiting),
-// the hogwild lock passes on (ReleaseLock), a worker is counted lost (Lose), and an epoch every
-// training worker reported becomes the job's, with its progress line and early stopping
-// (Decide). Every function here runs with mu_ held.
+// The parameter server's bookkeeping of its workers and epochs, apart from its connections
+// (parameter_server.cc), admission (parameter_server_admit.cc) and messages
+// (parameter_server_messages.cc): the hogwild lock passes on (ReleaseLock), a worker is counted
+// lost (Lose), and an epoch every training worker reported becomes the job's, with its progress
+// line and early stopping (Decide). Every function here runs with mu_ held.
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -13,25 +13,6 @@
 #include "core/train/epoch_progress.h"
 
 namespace sparktorch {
-
-void ParameterServer::AssignWaiting() {
-  if (waiting_.empty()) return;
-  const auto arrived = std::count_if(workers_.begin(), workers_.end(),
-                                     [](const Worker& w) { return w.state != State::kAbsent; });
-  if (static_cast<size_t>(arrived) + waiting_.size() < workers_.size() && !rendezvous_over_) return;
-  size_t next = 0;
-  for (Waiting* w : waiting_) {
-    while (next < workers_.size() && workers_[next].state != State::kAbsent) ++next;
-    if (next < workers_.size()) {
-      workers_[next].state = State::kActive;
-      workers_[next].host = w->host;
-      w->id = static_cast<int>(next);
-    }
-    w->done = true;
-  }
-  waiting_.clear();
-  waiting_cv_.notify_all();
-}
 
 void ParameterServer::ReleaseLock(int id) {
   if (lock_owner_ != id) return;
