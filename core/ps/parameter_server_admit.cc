@@ -10,7 +10,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/dist/tracker_protocol.h"
+#include "core/net/random_hex.h"
 #include "core/ps/parameter_server.h"
 #include "formats/hmac_sha256.h"
 
