@@ -29,7 +29,9 @@ constexpr size_t kMaxExtraConnections = 64;
 }  // namespace
 
 ParameterServer::ParameterServer(ParameterServerOptions options, std::vector<at::Tensor> params)
-    : options_(std::move(options)), params_(std::move(params)) {
+    : options_(std::move(options)),
+      params_(std::move(params)),
+      early_stopping_(options_.early_stop_patience, EarlyStopping::First::kIsBest) {
   workers_.resize(static_cast<size_t>(options_.world_size));
   for (const at::Tensor& p : params_) {
     if (p.scalar_type() != torch::kFloat) {

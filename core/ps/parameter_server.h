@@ -19,6 +19,7 @@
 
 #include "core/net/socket.h"
 #include "core/ps/ps_wire.h"
+#include "core/train/early_stopping.h"
 
 namespace sparktorch {
 
@@ -194,8 +195,7 @@ class ParameterServer {
   int next_epoch_ = 1;
   std::optional<SteadyTime> first_admitted_;  // when training started
   SteadyTime last_epoch_end_;                 // the last report of the last epoch decided
-  double best_ = 0;
-  int since_best_ = 0;
+  EarlyStopping early_stopping_;
   ParameterServerReport report_;
   double staleness_sum_ = 0;
   int64_t pushes_ = 0;

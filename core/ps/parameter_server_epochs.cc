@@ -80,18 +80,14 @@ void ParameterServer::Decide() {
     spdlog::info("{}", ProgressLine(progress));
     epochs_.erase(it);
     ++next_epoch_;
-    if (options_.early_stop_patience > 0 && !stop_) {
-      const double watched = served.validation_loss ? *served.validation_loss : served.train_loss;
-      if (served.epoch == 1 || watched < best_) {
-        best_ = watched;
-        since_best_ = 0;
-      } else if (++since_best_ >= options_.early_stop_patience) {
-        stop_ = true;
-        report_.stopped_early = true;
-        spdlog::info("stopping early after epoch {}: no improvement for {} epoch{}", served.epoch,
-                     options_.early_stop_patience, options_.early_stop_patience == 1 ? "" : "s");
-        lock_cv_.notify_all();
-      }
+    // Epochs are decided in order from 1 and stop_ never turns false again, so the first epoch
+    // observed here is epoch 1.
+    if (!stop_ && early_stopping_.Observe(served.train_loss, served.validation_loss)) {
+      stop_ = true;
+      report_.stopped_early = true;
+      spdlog::info("stopping early after epoch {}: no improvement for {} epoch{}", served.epoch,
+                   options_.early_stop_patience, options_.early_stop_patience == 1 ? "" : "s");
+      lock_cv_.notify_all();
     }
   }
 }
