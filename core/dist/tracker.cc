@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "core/net/random_hex.h"
 #include "core/train/epoch_progress.h"
 #include "formats/error.h"
 #include "formats/hmac_sha256.h"

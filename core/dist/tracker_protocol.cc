@@ -1,7 +1,6 @@
 #include "core/dist/tracker_protocol.h"
 
 #include <fstream>
-#include <random>
 #include <sstream>
 
 #include "core/net/socket.h"
@@ -92,18 +91,6 @@ std::string HostKey() {
     if (c == ' ' || c == '\n' || c == '\t') c = '_';
   }
   return key;
-}
-
-std::string RandomHex(size_t bytes) {
-  static const char kDigits[] = "0123456789abcdef";
-  std::random_device device;  // the kernel's getrandom on Linux
-  std::string hex;
-  for (size_t i = 0; i < bytes; ++i) {
-    unsigned v = device() & 0xff;
-    hex += kDigits[v >> 4];
-    hex += kDigits[v & 15];
-  }
-  return hex;
 }
 
 std::pair<std::string, std::string> SplitVerb(const std::string& line) {

@@ -55,9 +55,6 @@ std::optional<Start> ParseStart(const std::string& rest);
 // A string naming this machine: the host name and the kernel's boot id, without spaces.
 std::string HostKey();
 
-// Random bytes from the kernel, as lower-case hex (2 characters a byte).
-std::string RandomHex(size_t bytes);
-
 // Splits "verb rest of the line" at the first space.
 std::pair<std::string, std::string> SplitVerb(const std::string& line);
 

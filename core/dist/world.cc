@@ -10,6 +10,7 @@
 
 #include "core/dist/mpi_communicator.h"
 #include "core/dist/tracker.h"
+#include "core/net/random_hex.h"
 #include "formats/error.h"
 
 namespace sparktorch {

@@ -19,6 +19,7 @@
 
 #include "core/net/socket.h"
 #include "core/ps/ps_wire.h"
+#include "core/train/early_stopping.h"
 
 namespace sparktorch {
 
@@ -118,20 +119,57 @@ class ParameterServer {
     bool done = false;  // AssignWaiting has decided
   };
 
+  // Defined beside the functions that use them.
+  struct Refusal;      // parameter_server_admit.cc
+  struct WorkerLink;   // parameter_server_messages.cc
+  struct AppliedPush;  // parameter_server_messages.cc
+
+  // The server's life (parameter_server.cc).
+  // Starts a thread serving a new connection, or refuses it when too many are open.
+  void Accept(Fd fd);
+  // A connection's thread: admits it, then serves the worker.
   void Serve(Fd fd, int64_t serial);
+  bool Over() const;  // with mu_ held
+  // Copies the weights into `bytes` and returns their version.
+  uint64_t Snapshot(std::string* bytes);
+
+  // Admission (parameter_server_admit.cc).
   // The handshake; returns the admitted worker's id, or -1 after refusing the connection.
   int Admit(FrameConnection& conn, const std::string& peer);
-  // Serves an admitted worker's requests until it finishes or is lost.
-  void ServeWorker(FrameConnection& conn, int id);
-  void Lose(int id, const std::string& why);  // with mu_ held
+  // Logs and counts a refusal and returns -1; `tell`: the peer proved the secret, so it is told.
+  int Refuse(FrameConnection& conn, const std::string& peer, const Refusal& refusal, bool tell);
+  // The id a Hello claims, marked active; sets `refusal` when the id cannot be had.
+  int ClaimId(const ps::Hello& hello, Refusal* refusal);
+  // For a Hello without an id: waits until AssignWaiting gives it one and returns it, or sets
+  // `refusal` and returns -1 when none is left.
+  int AwaitId(const ps::Hello& hello, const std::string& peer, Refusal* refusal);
   // With mu_ held: once every worker has come (or the rendezvous is over), gives each waiting
   // worker without an id, in the order they came, the lowest id not claimed yet.
   void AssignWaiting();
-  void ReleaseLock(int id);                   // with mu_ held
-  void Decide();                              // with mu_ held: epochs every worker reported
-  bool Over() const;                          // with mu_ held
-  // Copies the weights into `bytes` and returns their version.
-  uint64_t Snapshot(std::string* bytes);
+  // Sends worker `id` its Welcome (the model); false when the worker was lost instead.
+  bool SendWelcome(FrameConnection& conn, const std::string& peer, int id, const ps::Hello& hello,
+                   const std::string& nonce);
+
+  // An admitted worker's messages (parameter_server_messages.cc).
+  // Serves an admitted worker's requests until it finishes or is lost, each through the handler
+  // of its kind. A handler replies and returns whether the connection goes on: false once the
+  // worker finished or was lost.
+  void ServeWorker(FrameConnection& conn, int id);
+  bool OnPull(WorkerLink& link, const ps::Pull& pull);
+  bool OnPush(WorkerLink& link, const ps::Push& push);
+  bool OnEpochReport(WorkerLink& link, const ps::EpochReport& r);
+  bool OnDone(WorkerLink& link, const ps::Done& done);
+  // Steps the optimizer with a push's gradient, unless it is too stale (or impossibly new).
+  AppliedPush ApplyPush(const ps::Push& push);
+  // Count the link's worker as lost and return false; CloseLink also logs that the server
+  // closes the connection, and why.
+  bool LoseLink(const WorkerLink& link, const std::string& why);
+  bool CloseLink(const WorkerLink& link, const std::string& why);
+
+  // Epoch bookkeeping (parameter_server_epochs.cc), all with mu_ held.
+  void Lose(int id, const std::string& why);
+  void ReleaseLock(int id);
+  void Decide();  // epochs every worker reported
 
   ParameterServerOptions options_;
   Fd listener_;
@@ -157,8 +195,7 @@ class ParameterServer {
   int next_epoch_ = 1;
   std::optional<SteadyTime> first_admitted_;  // when training started
   SteadyTime last_epoch_end_;                 // the last report of the last epoch decided
-  double best_ = 0;
-  int since_best_ = 0;
+  EarlyStopping early_stopping_;
   ParameterServerReport report_;
   double staleness_sum_ = 0;
   int64_t pushes_ = 0;

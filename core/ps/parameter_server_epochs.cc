@@ -1,8 +1,8 @@
-// The parameter server's bookkeeping of its workers and epochs, apart from the connections and
-// messages of parameter_server.cc: workers that came without an id get theirs (AssignWaiting),
-// the hogwild lock passes on (ReleaseLock), a worker is counted lost (Lose), and an epoch every
-// training worker reported becomes the job's, with its progress line and early stopping
-// (Decide). Every function here runs with mu_ held.
+// The parameter server's bookkeeping of its workers and epochs, apart from its connections
+// (parameter_server.cc), admission (parameter_server_admit.cc) and messages
+// (parameter_server_messages.cc): the hogwild lock passes on (ReleaseLock), a worker is counted
+// lost (Lose), and an epoch every training worker reported becomes the job's, with its progress
+// line and early stopping (Decide). Every function here runs with mu_ held.
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -13,25 +13,6 @@
 #include "core/train/epoch_progress.h"
 
 namespace sparktorch {
-
-void ParameterServer::AssignWaiting() {
-  if (waiting_.empty()) return;
-  const auto arrived = std::count_if(workers_.begin(), workers_.end(),
-                                     [](const Worker& w) { return w.state != State::kAbsent; });
-  if (static_cast<size_t>(arrived) + waiting_.size() < workers_.size() && !rendezvous_over_) return;
-  size_t next = 0;
-  for (Waiting* w : waiting_) {
-    while (next < workers_.size() && workers_[next].state != State::kAbsent) ++next;
-    if (next < workers_.size()) {
-      workers_[next].state = State::kActive;
-      workers_[next].host = w->host;
-      w->id = static_cast<int>(next);
-    }
-    w->done = true;
-  }
-  waiting_.clear();
-  waiting_cv_.notify_all();
-}
 
 void ParameterServer::ReleaseLock(int id) {
   if (lock_owner_ != id) return;
@@ -99,18 +80,14 @@ void ParameterServer::Decide() {
     spdlog::info("{}", ProgressLine(progress));
     epochs_.erase(it);
     ++next_epoch_;
-    if (options_.early_stop_patience > 0 && !stop_) {
-      const double watched = served.validation_loss ? *served.validation_loss : served.train_loss;
-      if (served.epoch == 1 || watched < best_) {
-        best_ = watched;
-        since_best_ = 0;
-      } else if (++since_best_ >= options_.early_stop_patience) {
-        stop_ = true;
-        report_.stopped_early = true;
-        spdlog::info("stopping early after epoch {}: no improvement for {} epoch{}", served.epoch,
-                     options_.early_stop_patience, options_.early_stop_patience == 1 ? "" : "s");
-        lock_cv_.notify_all();
-      }
+    // Epochs are decided in order from 1 and stop_ never turns false again, so the first epoch
+    // observed here is epoch 1.
+    if (!stop_ && early_stopping_.Observe(served.train_loss, served.validation_loss)) {
+      stop_ = true;
+      report_.stopped_early = true;
+      spdlog::info("stopping early after epoch {}: no improvement for {} epoch{}", served.epoch,
+                   options_.early_stop_patience, options_.early_stop_patience == 1 ? "" : "s");
+      lock_cv_.notify_all();
     }
   }
 }

@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 #include <zlib.h>
 
+#include "core/train/early_stopping.h"
 #include "formats/error.h"
 
 namespace sparktorch {
@@ -167,8 +168,7 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
   const bool validate = counts[1] > 0;
 
   torch::Generator generator = at::detail::createCPUGenerator(options_.seed);
-  double best = std::numeric_limits<double>::infinity();
-  int since_best = 0;
+  EarlyStopping early_stopping(options_.early_stop_patience, EarlyStopping::First::kMustImprove);
   const auto start = Clock::now();
   const int epochs = options_.epochs * std::max(1, options_.partition_shuffles);
   torch::Tensor order = torch::arange(rows, torch::kLong);
@@ -242,16 +242,10 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
       break;
     }
 
-    if (options_.early_stop_patience > 0) {
-      // Every rank computed the same all-reduced numbers, so all ranks decide alike.
-      double watched = validate ? *stats.validation_loss : stats.train_loss;
-      if (watched < best) {
-        best = watched;
-        since_best = 0;
-      } else if (++since_best >= options_.early_stop_patience) {
-        result.stopped_early = true;
-        break;
-      }
+    // Every rank computed the same all-reduced numbers, so all ranks decide alike.
+    if (early_stopping.Observe(stats.train_loss, stats.validation_loss)) {
+      result.stopped_early = true;
+      break;
     }
   }
   Unflatten();
