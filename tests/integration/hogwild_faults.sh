@@ -83,9 +83,10 @@ start_server 2
 start_workers 2 10
 wait_log server.err "worker 1 joined"
 wait_log server.err "worker 0 joined"
-# Worker 1 is stopped (SIGSTOP) until the bad clients are done, so that the job is still
-# running then on however loaded a machine (it once finished first); worker 0 trains on.
-kill -STOP "${WORKER_PID[1]}"
+# Both workers are stopped (SIGSTOP) until the bad clients are done, so that the job is still
+# running then on however loaded a machine (worker 1 once finished first, later worker 0, in a
+# full ctest -j2); the server alone meets the bad clients, and the job goes on after them.
+kill -STOP "${WORKER_PID[0]}" "${WORKER_PID[1]}"
 # The worker with the wrong secret (on 10 rows, quick to read) and, meanwhile, 4 bad clients.
 head -n 10 part0.csv >wrong.csv
 SPARKTORCH_SECRET=wrong "$SPARKTORCH" -q train --mode hogwild --server "$SERVER" --rank 0 \
@@ -155,7 +156,7 @@ wait_log server.err \
 echo "  ok: wrong secret refused: $(grep -o "refused a connection from .*: authentication failed.*" server.err)"
 still_running "${WORKER_PID[0]}" "the real job's worker 0"
 still_running "${WORKER_PID[1]}" "the real job's worker 1"
-kill -CONT "${WORKER_PID[1]}"
+kill -CONT "${WORKER_PID[0]}" "${WORKER_PID[1]}"
 check "... and the real job finishes undisturbed"
 finish_job 2
 assert_job_summary 2
