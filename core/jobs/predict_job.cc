@@ -136,7 +136,8 @@ class Batches {
     }
     torch::Tensor batch = torch::from_blob(features_.data(), {rows_, width_}, torch::kFloat32);
     std::vector<std::string> texts(rows_);
-    predictor_->Predict(batch, [&](int64_t i, std::string_view text) { texts[i] = text; });
+    predictor_->PredictInBatches(batch, options_.batch_size,
+                                 [&](int64_t i, std::string_view text) { texts[i] = text; });
     return texts;
   }
 

@@ -247,13 +247,9 @@ void WritePredictions(RecordWriter& records, torch::jit::Module& module, const D
                       const ModelPlan& plan, const Loss& loss, PredictionKind prediction,
                       c10::Device device) {
   Predictor predictor(module, device, plan.input_shape, prediction, loss.name());
-  constexpr int64_t kBatch = 1024;
-  for (int64_t start = 0; start < data.rows(); start += kBatch) {
-    int64_t n = std::min(kBatch, data.rows() - start);
-    predictor.Predict(data.features.narrow(0, start, n), [&](int64_t i, std::string_view text) {
-      records.WritePrediction(data.ids.empty() ? std::string_view() : data.ids[start + i], text);
-    });
-  }
+  predictor.PredictInBatches(data.features, 1024, [&](int64_t i, std::string_view text) {
+    records.WritePrediction(data.ids.empty() ? std::string_view() : data.ids[i], text);
+  });
 }
 
 // Everything a finished job writes but predictions: the model (rank 0: to -o, or as records)

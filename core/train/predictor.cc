@@ -1,5 +1,6 @@
 #include "core/train/predictor.h"
 
+#include <algorithm>
 #include <charconv>
 
 #include <torch/torch.h>
@@ -91,6 +92,16 @@ void Predictor::Predict(const torch::Tensor& features,
       text_.append(buf, end - buf);
     }
     emit(i, text_);
+  }
+}
+
+void Predictor::PredictInBatches(const torch::Tensor& features, int64_t batch_size,
+                                 const std::function<void(int64_t, std::string_view)>& emit) {
+  const int64_t rows = features.size(0);
+  for (int64_t start = 0; start < rows; start += batch_size) {
+    const int64_t n = std::min(batch_size, rows - start);
+    Predict(features.narrow(0, start, n),
+            [&](int64_t i, std::string_view text) { emit(start + i, text); });
   }
 }
 

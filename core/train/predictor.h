@@ -43,6 +43,11 @@ class Predictor {
   // row's text, in row order. The text is valid during the call.
   void Predict(const torch::Tensor& features,
                const std::function<void(int64_t row, std::string_view text)>& emit);
+  // Predict over `features` in batches of at most `batch_size` rows, so that the memory of a
+  // forward pass stays bounded whatever the number of rows; `emit` gets each row's index in
+  // `features`. What `train --predict` and `predict` both run.
+  void PredictInBatches(const torch::Tensor& features, int64_t batch_size,
+                        const std::function<void(int64_t row, std::string_view text)>& emit);
 
  private:
   torch::jit::Module module_;
