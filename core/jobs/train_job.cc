@@ -24,19 +24,6 @@ namespace {
 
 using nlohmann::json;
 
-EpochProgress Progress(const EpochStats& s, int epochs) {
-  EpochProgress p;
-  p.epoch = s.epoch;
-  p.epochs = epochs;
-  p.train_loss = s.train_loss;
-  p.train_accuracy = s.train_accuracy;
-  p.validation_loss = s.validation_loss;
-  p.validation_accuracy = s.validation_accuracy;
-  p.samples_per_second = s.samples_per_second;
-  p.elapsed = s.elapsed;
-  return p;
-}
-
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -228,7 +215,7 @@ Fitted Fit(const TrainJobOptions& options, Communicator& comm, TrainMode& mode,
     const json epoch = EpochJson(stats);
     fitted.history.push_back(epoch);
     if (rank == 0) {
-      spdlog::info("{}", ProgressLine(Progress(stats, epochs)));
+      spdlog::info("{}", ProgressLine(ProgressOf(stats, epochs)));
       if (options.report_epoch && mode.reports_epochs()) {
         json report = epoch;
         report["epochs"] = epochs;

@@ -67,17 +67,7 @@ void ParameterServer::Decide() {
     served.samples_per_second = served.seconds > 0 ? served.rows / served.seconds : 0;
     last_epoch_end_ = std::max(last_epoch_end_, end);
     report_.epochs.push_back(served);
-    EpochProgress progress;
-    progress.epoch = served.epoch;
-    progress.epochs = served.epochs;
-    progress.workers = served.workers;
-    progress.train_loss = served.train_loss;
-    progress.train_accuracy = served.train_accuracy;
-    progress.validation_loss = served.validation_loss;
-    progress.validation_accuracy = served.validation_accuracy;
-    progress.samples_per_second = served.samples_per_second;
-    progress.elapsed = served.elapsed;
-    spdlog::info("{}", ProgressLine(progress));
+    spdlog::info("{}", ProgressLine(ProgressOf(served, served.epochs, served.workers)));
     epochs_.erase(it);
     ++next_epoch_;
     // Epochs are decided in order from 1 and stop_ never turns false again, so the first epoch

@@ -22,6 +22,25 @@ struct EpochProgress {
   double elapsed = 0;             // seconds since training started
 };
 
+// The progress of an epoch from a record with the trainer's field names (the trainer's
+// EpochStats, the parameter server's ServedEpoch): epoch, train_loss, train_accuracy,
+// validation_loss, validation_accuracy, samples_per_second and elapsed; `epochs` planned (0:
+// unknown) and the `workers` that reported it (0: not shown).
+template <typename Epoch>
+EpochProgress ProgressOf(const Epoch& e, int epochs, int workers = 0) {
+  EpochProgress p;
+  p.epoch = e.epoch;
+  p.epochs = epochs;
+  p.workers = workers;
+  p.train_loss = e.train_loss;
+  p.train_accuracy = e.train_accuracy;
+  p.validation_loss = e.validation_loss;
+  p.validation_accuracy = e.validation_accuracy;
+  p.samples_per_second = e.samples_per_second;
+  p.elapsed = e.elapsed;
+  return p;
+}
+
 // "epoch 3/10: loss 0.3270 accuracy 0.8794 val_loss 0.3502 val_accuracy 0.8727 | 19217
 // samples/s, 4.1 s elapsed, ETA 9.6 s" (on one line). The accuracies and validation numbers
 // appear when present; "/10" when the number of epochs is known; "2 workers, " before the
