@@ -70,17 +70,18 @@ Address ListenAddress(const ServeJobOptions& o, const std::string& secret, const
   return listen;
 }
 
-// Tells the ranks or workers where to connect: in --port-file, else on stdout. A parameter server's
-// stdout carries records only, so without --port-file its address is only in the log.
-void Announce(const ServeJobOptions& o, const Address& listen, int port) {
+// Tells the ranks or workers where to connect: in --port-file, else as the one line of `out` (a
+// tracker's stdout). A parameter server's `out` carries records only, so without --port-file its
+// address is only in the log.
+void Announce(const ServeJobOptions& o, const Address& listen, int port, std::FILE* out) {
   const std::string host = IsWildcard(listen.host) ? HostName() : listen.host;
   const std::string address = host + ":" + std::to_string(port);
   spdlog::info("listening on {}", address);
   if (o.port_file.empty() && o.mode == "hogwild") {
     spdlog::warn("no --port-file: workers must be told {} some other way", address);
   } else if (o.port_file.empty()) {
-    std::printf("%s\n", address.c_str());
-    std::fflush(stdout);
+    std::fprintf(out, "%s\n", address.c_str());
+    if (std::fflush(out) != 0) throw Error("stdout: write failed");
   } else {
     WriteWhole(o.port_file, address + "\n");
   }
@@ -99,11 +100,11 @@ void ServeHogwild(const ServeJobOptions& o, const std::string& secret, std::FILE
   h.server.rendezvous_timeout = o.timeout;
   h.server.worker_timeout = o.heartbeat_timeout > 0 ? o.heartbeat_timeout : 300;
   h.server.max_staleness = o.max_staleness;
-  RunHogwildServe(h, [&](int port) { Announce(o, h.server.listen, port); }, out);
+  RunHogwildServe(h, [&](int port) { Announce(o, h.server.listen, port, out); }, out);
   if (std::fflush(out) != 0) throw Error("stdout: write failed");
 }
 
-void ServeTracker(const ServeJobOptions& o, const std::string& secret) {
+void ServeTracker(const ServeJobOptions& o, const std::string& secret, std::FILE* out) {
   TrackerOptions options;
   options.secret = secret;
   options.listen = ListenAddress(o, secret, "tracker", "ranks");
@@ -113,7 +114,7 @@ void ServeTracker(const ServeJobOptions& o, const std::string& secret) {
   options.heartbeat_timeout = o.heartbeat_timeout > 0 ? o.heartbeat_timeout : 30;
   Tracker tracker(options);
   spdlog::info("tracker for {} ranks of job {}", o.world_size, tracker.job_id());
-  Announce(o, options.listen, tracker.port());
+  Announce(o, options.listen, tracker.port(), out);
 
   TrackerOutcome outcome = tracker.Run();
   if (outcome.ok) {
@@ -178,7 +179,7 @@ void RunServe(const ServeJobOptions& options, std::FILE* out) {
   const char* secret_env = std::getenv("SPARKTORCH_SECRET");
   const std::string secret = secret_env ? secret_env : "";
   if (options.mode == "hogwild") return ServeHogwild(options, secret, out);
-  ServeTracker(options, secret);
+  ServeTracker(options, secret, out);
 }
 
 void RunHogwildServe(const HogwildServeOptions& options, const std::function<void(int port)>& announce,

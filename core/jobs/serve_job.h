@@ -37,8 +37,8 @@ struct ServeJobOptions {
 };
 
 // Runs `sparktorch serve`: listens where `options` say (loopback only without a secret),
-// announces the address (the port file, else stdout for a tracker, else the log), and runs the
-// tracker until every rank finished, or the parameter server (RunHogwildServe) with its
+// announces the address (the port file, else a line on `out` for a tracker, else the log), and
+// runs the tracker until every rank finished, or the parameter server (RunHogwildServe) with its
 // records on `out`. Throws RendezvousError or PeerError (with the tracker's message) when the
 // job did not finish, and the sparktorch::Error kinds of formats/error.h.
 void RunServe(const ServeJobOptions& options, std::FILE* out);
