@@ -7,6 +7,7 @@
 #include <c10/util/Exception.h>
 
 #include "cli/exit_codes.h"
+#include "core/net/errors.h"
 #include "formats/error.h"
 
 namespace sparktorch {

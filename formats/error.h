@@ -44,31 +44,6 @@ class DeviceError : public Error {
   using Error::Error;
 };
 
-// A peer of a distributed job went away: a rank died or disconnected, the tracker vanished, or
-// another rank failed and the job was ended. The message names the rank or address at fault.
-class PeerError : public Error {
- public:
-  PeerError(const std::string& message, bool peer_failed) : Error(message), peer_failed_(peer_failed) {}
-  // True when another rank reported an error of its own (bad input, say), false when a rank or
-  // the tracker was lost without a word.
-  bool peer_failed() const { return peer_failed_; }
-
- private:
-  bool peer_failed_;
-};
-
-// Not every rank of a distributed job arrived in time, or the tracker could not be reached.
-class RendezvousError : public Error {
- public:
-  using Error::Error;
-};
-
-// The tracker refused this process: a wrong secret, another job's id, a rank taken or out of range.
-class RefusedError : public Error {
- public:
-  using Error::Error;
-};
-
 // A row parser's complaint about one line. The row source adds where the line came from
 // ("stdin:17:") and turns it into an InputError, or counts and skips the row.
 // `column` is the 1-based byte column of the fault within the line, or 0 when the fault is the

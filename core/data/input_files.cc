@@ -96,9 +96,4 @@ std::unique_ptr<ByteReader> OpenInput(const std::string& path) {
   return std::make_unique<GzipByteReader>(file, std::move(name));
 }
 
-bool FileExists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
 }  // namespace sparktorch

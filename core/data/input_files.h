@@ -24,9 +24,6 @@ std::unique_ptr<ByteReader> OpenInput(const std::string& path);
 // How messages name an input: "stdin" for "-", else the path.
 std::string InputDisplayName(const std::string& path);
 
-// Whether `path` is a regular file (following links).
-bool FileExists(const std::string& path);
-
 }  // namespace sparktorch
 
 #endif  // SPARKTORCH_CORE_DATA_INPUT_FILES_H_

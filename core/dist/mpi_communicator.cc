@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/net/errors.h"
 #include "formats/error.h"
 
 #ifdef SPARKTORCH_WITH_MPI

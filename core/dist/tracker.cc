@@ -332,4 +332,13 @@ TrackerOutcome Tracker::Run() {
   return outcome_;
 }
 
+std::string RankList(const std::vector<int>& ranks) {
+  std::string text;
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    if (i > 0) text += i + 1 == ranks.size() ? " and " : ", ";
+    text += std::to_string(ranks[i]);
+  }
+  return text;
+}
+
 }  // namespace sparktorch

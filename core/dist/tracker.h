@@ -80,6 +80,9 @@ class Tracker {
   TrackerOutcome outcome_;
 };
 
+// Ranks as English: "3", "2 and 3", "0, 2 and 5" (the tracker's timeout message).
+std::string RankList(const std::vector<int>& ranks);
+
 }  // namespace sparktorch
 
 #endif  // SPARKTORCH_CORE_DIST_TRACKER_H_

@@ -4,6 +4,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/net/errors.h"
 #include "formats/error.h"
 
 namespace sparktorch {

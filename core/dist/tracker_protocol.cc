@@ -1,9 +1,7 @@
 #include "core/dist/tracker_protocol.h"
 
-#include <fstream>
 #include <sstream>
 
-#include "core/net/socket.h"
 #include "formats/hmac_sha256.h"
 
 namespace sparktorch {
@@ -83,29 +81,10 @@ std::optional<Start> ParseStart(const std::string& rest) {
   return Start{static_cast<uint32_t>(id), std::stoi(rank)};
 }
 
-std::string HostKey() {
-  std::string boot_id;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
-  std::string key = HostName() + "/" + (boot_id.empty() ? "-" : boot_id);
-  for (char& c : key) {
-    if (c == ' ' || c == '\n' || c == '\t') c = '_';
-  }
-  return key;
-}
-
 std::pair<std::string, std::string> SplitVerb(const std::string& line) {
   size_t space = line.find(' ');
   if (space == std::string::npos) return {line, ""};
   return {line.substr(0, space), line.substr(space + 1)};
-}
-
-std::string RankList(const std::vector<int>& ranks) {
-  std::string text;
-  for (size_t i = 0; i < ranks.size(); ++i) {
-    if (i > 0) text += i + 1 == ranks.size() ? " and " : ", ";
-    text += std::to_string(ranks[i]);
-  }
-  return text;
 }
 
 }  // namespace sparktorch

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <vector>
+#include <utility>
 
 // The tracker's wire protocol: lines of text over TCP, specified in formats/README.md
 // ("Tracker protocol"). Shared by the tracker (`sparktorch serve`), the ranks' control link and
@@ -52,14 +52,8 @@ std::string FormatStart(const Start& start);
 // Parses what follows "start " (`JOB RANK`); returns nullopt when it is not that.
 std::optional<Start> ParseStart(const std::string& rest);
 
-// A string naming this machine: the host name and the kernel's boot id, without spaces.
-std::string HostKey();
-
 // Splits "verb rest of the line" at the first space.
 std::pair<std::string, std::string> SplitVerb(const std::string& line);
-
-// "0, 2 and 5".
-std::string RankList(const std::vector<int>& ranks);
 
 }  // namespace sparktorch
 

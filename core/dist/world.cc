@@ -1,7 +1,5 @@
 #include "core/dist/world.h"
 
-#include <sys/stat.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <sstream>
@@ -10,16 +8,12 @@
 
 #include "core/dist/mpi_communicator.h"
 #include "core/dist/tracker.h"
+#include "core/files.h"
 #include "core/net/random_hex.h"
 #include "formats/error.h"
 
 namespace sparktorch {
 namespace {
-
-bool FileExists(const std::string& path) {
-  struct stat st;
-  return stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
 
 // Sets what Open MPI's flux component needs to bootstrap through libsparktorch_pmi.so.
 // Open MPI reads FLUX_JOB_ID as a 16-bit job family over a 16-bit local job, and its ranks only

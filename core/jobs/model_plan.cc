@@ -3,7 +3,7 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
-#include "core/data/input_files.h"
+#include "core/files.h"
 #include "core/model/model_file.h"
 #include "core/model/spec_compiler.h"
 #include "core/version.h"

@@ -9,8 +9,10 @@
 #include "core/device.h"
 #include "core/dist/tracker.h"
 #include "core/jobs/model_plan.h"
-#include "core/net/socket.h"
 #include "core/model/model_file.h"
+#include "core/net/errors.h"
+#include "core/net/socket.h"
+#include "core/train/epoch_progress.h"
 #include "core/train/optimizer.h"
 #include "core/train/trainer.h"
 #include "formats/error.h"
@@ -21,21 +23,11 @@ namespace {
 
 using nlohmann::json;
 
-// A decided epoch with the field names of `train --metrics` where they mean the same.
-json EpochJson(const ServedEpoch& e) {
-  json j = {{"epoch", e.epoch},
-            {"workers", e.workers},
-            {"rows", e.rows},
-            {"train_loss", e.train_loss},
-            {"seconds", e.seconds},
-            {"elapsed", e.elapsed},
-            {"samples_per_second", e.samples_per_second}};
-  if (e.train_accuracy) j["train_accuracy"] = *e.train_accuracy;
-  if (e.validation_loss) {
-    j["validation_rows"] = e.validation_rows;
-    j["validation_loss"] = *e.validation_loss;
-  }
-  if (e.validation_accuracy) j["validation_accuracy"] = *e.validation_accuracy;
+// The server's epoch: the shared fields, the workers that reported it and their validation rows.
+json ServedEpochJson(const ServedEpoch& e) {
+  json j = EpochJson(e);
+  j["workers"] = e.workers;
+  if (e.validation_loss) j["validation_rows"] = e.validation_rows;
   return j;
 }
 
@@ -166,11 +158,11 @@ void FinishManifest(const ParameterServerReport& report, const ModelPlan& plan,
       manifest->prediction = info["prediction"];
     }
   }
-  json metrics = report.epochs.empty() ? json::object() : EpochJson(report.epochs.back());
+  json metrics = report.epochs.empty() ? json::object() : ServedEpochJson(report.epochs.back());
   metrics["stopped_early"] = report.stopped_early;
   manifest->metrics = metrics;
   manifest->history = json::array();
-  for (const ServedEpoch& e : report.epochs) manifest->history.push_back(EpochJson(e));
+  for (const ServedEpoch& e : report.epochs) manifest->history.push_back(ServedEpochJson(e));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include "core/jobs/model_plan.h"
 #include "core/model/model_file.h"
 #include "core/model/spec_compiler.h"
+#include "core/net/errors.h"
 #include "core/jobs/train_mode.h"
 #include "core/train/epoch_progress.h"
 #include "core/train/examples.h"
@@ -28,17 +29,10 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-json EpochJson(const EpochStats& s) {
-  json j = {{"epoch", s.epoch},
-            {"rows", s.rows},
-            {"steps", s.steps},
-            {"train_loss", s.train_loss},
-            {"seconds", s.seconds},
-            {"elapsed", s.elapsed},
-            {"samples_per_second", s.samples_per_second}};
-  if (s.train_accuracy) j["train_accuracy"] = *s.train_accuracy;
-  if (s.validation_loss) j["validation_loss"] = *s.validation_loss;
-  if (s.validation_accuracy) j["validation_accuracy"] = *s.validation_accuracy;
+// A rank's epoch: the shared fields, its steps, and its time in the all-reduce (with > 1 rank).
+json RankEpochJson(const EpochStats& s) {
+  json j = EpochJson(s);
+  j["steps"] = s.steps;
   if (s.allreduce_seconds > 0) j["allreduce_seconds"] = s.allreduce_seconds;
   return j;
 }
@@ -212,7 +206,7 @@ Fitted Fit(const TrainJobOptions& options, Communicator& comm, TrainMode& mode,
   const auto training = std::chrono::steady_clock::now();
   Fitted fitted;
   fitted.result = trainer.Fit(split.train, split.validation, [&](const EpochStats& stats) {
-    const json epoch = EpochJson(stats);
+    const json epoch = RankEpochJson(stats);
     fitted.history.push_back(epoch);
     if (rank == 0) {
       spdlog::info("{}", ProgressLine(ProgressOf(stats, epochs)));
@@ -258,7 +252,7 @@ void WriteModelAndSummary(const JobOutput& o, torch::jit::Module& module, const 
   const TrainJobOptions& options = o.options;
   const bool no_label = options.rows.format.label == LabelPresence::kNone;
   const EpochStats& last = o.fitted.result.epochs.back();
-  json final_metrics = EpochJson(last);
+  json final_metrics = RankEpochJson(last);
   final_metrics["stopped_early"] = o.fitted.result.stopped_early;
   Manifest manifest =
       PlanManifest(o.plan, o.loss, o.optimizer_spec, options.rows.format, no_label, o.prediction);

@@ -13,8 +13,10 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
 #include <thread>
 
+#include "core/net/errors.h"
 #include "formats/error.h"
 
 namespace sparktorch {
@@ -129,6 +131,16 @@ std::string HostName() {
   char name[256] = {0};
   if (gethostname(name, sizeof name - 1) != 0) return "localhost";
   return name;
+}
+
+std::string HostKey() {
+  std::string boot_id;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot_id;
+  std::string key = HostName() + "/" + (boot_id.empty() ? "-" : boot_id);
+  for (char& c : key) {
+    if (c == ' ' || c == '\n' || c == '\t') c = '_';
+  }
+  return key;
 }
 
 Fd Connect(const Address& address, SteadyTime deadline, const std::string& what) {

@@ -61,6 +61,10 @@ Fd Connect(const Address& address, SteadyTime deadline, const std::string& what)
 // This machine's host name.
 std::string HostName();
 
+// A string naming this machine, without spaces: the host name and the kernel's boot id (two
+// containers with one host name differ; the ranks of one machine agree).
+std::string HostKey();
+
 // A connection that carries lines of text ('\n'-terminated, at most kMaxLineBytes). Reads are
 // buffered; writes are whole lines. One thread reads; writes may come from another thread only
 // if the caller serialises them.

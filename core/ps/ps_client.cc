@@ -1,5 +1,6 @@
 #include "core/ps/ps_client.h"
 
+#include "core/net/errors.h"
 #include "core/net/random_hex.h"
 #include "formats/error.h"
 #include "formats/hmac_sha256.h"

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/net/errors.h"
 #include "core/net/socket.h"
 #include "core/ps/ps_wire.h"
 #include "formats/error.h"

@@ -41,6 +41,24 @@ EpochProgress ProgressOf(const Epoch& e, int epochs, int workers = 0) {
   return p;
 }
 
+// An epoch's metrics as `--metrics` lines, the model's history and the job reports carry them,
+// from a record with the trainer's field names: epoch, rows, train_loss, seconds, elapsed,
+// samples_per_second, and train_accuracy, validation_loss, validation_accuracy when present.
+// The caller adds what only its record has (a rank's steps, the server's workers).
+template <typename Epoch>
+nlohmann::json EpochJson(const Epoch& e) {
+  nlohmann::json j = {{"epoch", e.epoch},
+                      {"rows", e.rows},
+                      {"train_loss", e.train_loss},
+                      {"seconds", e.seconds},
+                      {"elapsed", e.elapsed},
+                      {"samples_per_second", e.samples_per_second}};
+  if (e.train_accuracy) j["train_accuracy"] = *e.train_accuracy;
+  if (e.validation_loss) j["validation_loss"] = *e.validation_loss;
+  if (e.validation_accuracy) j["validation_accuracy"] = *e.validation_accuracy;
+  return j;
+}
+
 // "epoch 3/10: loss 0.3270 accuracy 0.8794 val_loss 0.3502 val_accuracy 0.8727 | 19217
 // samples/s, 4.1 s elapsed, ETA 9.6 s" (on one line). The accuracies and validation numbers
 // appear when present; "/10" when the number of epochs is known; "2 workers, " before the

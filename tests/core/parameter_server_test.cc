@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include "core/net/errors.h"
 #include "core/ps/ps_client.h"
 #include "core/train/optimizer.h"
 #include "formats/error.h"

@@ -71,12 +71,6 @@ TEST(TrackerProtocol, MacBindsTheNonceAndEveryClaim) {
   EXPECT_EQ(HelloMac("", "nonce", hello), "-");
 }
 
-TEST(TrackerProtocol, RankListsReadAsEnglish) {
-  EXPECT_EQ(RankList({3}), "3");
-  EXPECT_EQ(RankList({2, 3}), "2 and 3");
-  EXPECT_EQ(RankList({0, 2, 5}), "0, 2 and 5");
-}
-
 TEST(TrackerProtocol, AbortKindsRoundTrip) {
   for (AbortKind kind : {AbortKind::kLost, AbortKind::kFailed, AbortKind::kTimeout}) {
     EXPECT_EQ(ParseAbortKind(AbortKindName(kind)), kind);

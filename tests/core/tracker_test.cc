@@ -82,6 +82,12 @@ class Rank {
   LineChannel channel_;
 };
 
+TEST(Tracker, RankListsReadAsEnglish) {
+  EXPECT_EQ(RankList({3}), "3");
+  EXPECT_EQ(RankList({2, 3}), "2 and 3");
+  EXPECT_EQ(RankList({0, 2, 5}), "0, 2 and 5");
+}
+
 TEST(Tracker, RanksWithNoRowsGetTheUnclaimedRanksInArrivalOrder) {
   TrackerFixture tracker(4);
   Rank two(tracker.port(), 2, 4);
