@@ -7,8 +7,9 @@ namespace sparktorch {
 void AddModelFlags(CLI::App* c, ModelFlags* f, const ModelFlagsHelp& help) {
   f->model_opt = c->add_option("--model,-m", f->source.model_path, help.model);
   f->train_config_opt = c->add_option("--train-config", f->source.train_config,
-                                      "JSON with \"loss\" and \"optimizer\" for a TorchScript "
-                                      "model (default: MODEL.json beside MODEL.pt, if there)");
+                                      "JSON with \"loss\", \"optimizer\" and \"lr_schedule\" for a "
+                                      "TorchScript model (default: MODEL.json beside MODEL.pt, if "
+                                      "there)");
   if (help.model_group != nullptr) {
     f->model_opt->group(help.model_group);
     f->train_config_opt->group(help.model_group);
@@ -21,6 +22,11 @@ void AddModelFlags(CLI::App* c, ModelFlags* f, const ModelFlagsHelp& help) {
                                    "else adam)")
                          ->check(CLI::IsMember({"sgd", "adam", "adamw", "rmsprop", "adagrad"}))
                          ->group(help.training);
+  f->lr_schedule_opt =
+      c->add_option("--lr-schedule", f->lr_schedule,
+                    "step, multistep, exponential, cosine, one_cycle, reduce_on_plateau or none, "
+                    "or a JSON object with its options (default: the spec's, else none)")
+          ->group(help.training);
   f->loss_opt = c->add_option("--loss", f->loss,
                               "cross_entropy, nll, mse, l1, smooth_l1, bce or bce_with_logits "
                               "(default: the spec's, else cross_entropy)")
@@ -37,6 +43,7 @@ ModelSource ToModelSource(const ModelFlags& f, std::vector<int64_t> input_shape)
   if (f.loss_opt->count()) source.loss = f.loss;
   if (f.optimizer_opt->count()) source.optimizer = f.optimizer;
   if (f.lr_opt->count()) source.lr = f.lr;
+  if (f.lr_schedule_opt->count()) source.lr_schedule = f.lr_schedule;
   return source;
 }
 

@@ -15,16 +15,17 @@ namespace sparktorch {
 // row_format_flags.h): --model, --train-config, --loss, --optimizer, --lr, --seed, --output.
 struct ModelFlags {
   ModelSource source;  // model_path and train_config land here; the overrides below
-  std::string loss, optimizer, output_path;
+  std::string loss, optimizer, lr_schedule, output_path;
   double lr = 0;
   uint64_t seed = 0;
 
   // Options as registered, to tell which were given.
-  CLI::Option *model_opt, *train_config_opt, *loss_opt, *optimizer_opt, *lr_opt, *seed_opt,
-      *output_opt;
+  CLI::Option *model_opt, *train_config_opt, *loss_opt, *optimizer_opt, *lr_opt, *lr_schedule_opt,
+      *seed_opt, *output_opt;
 
   std::vector<CLI::Option*> all() const {
-    return {model_opt, train_config_opt, loss_opt, optimizer_opt, lr_opt, seed_opt, output_opt};
+    return {model_opt,       train_config_opt, loss_opt,  optimizer_opt,
+            lr_opt,          lr_schedule_opt,  seed_opt,  output_opt};
   }
 };
 

@@ -37,7 +37,7 @@ struct TrainFlags {
 void RefuseServerFlags(const TrainFlags& f) {
   const ModelFlags& m = f.model;
   for (CLI::Option* o : {m.model_opt, m.train_config_opt, m.loss_opt, m.optimizer_opt, m.lr_opt,
-                         f.patience_opt, m.output_opt}) {
+                         m.lr_schedule_opt, f.patience_opt, m.output_opt}) {
     if (o->count()) {
       throw UsageError(o->get_name() + ": a hogwild worker takes the model and its training from "
                        "the parameter server, which also writes the model; give " + o->get_name() +
@@ -91,6 +91,16 @@ void SetupTrainCommand(CLI::App& app) {
       ->group("Training");
   f.patience_opt = c->add_option("--early-stop-patience", f.job.train.early_stop_patience,
                 "Stop after this many epochs without a better (validation) loss; 0: never")
+      ->check(CLI::NonNegativeNumber)
+      ->group("Training");
+  c->add_option("--clip-grad-norm", f.job.train.clip_grad_norm,
+                "Clip the gradient's L2 norm to this before each step "
+                "(torch.nn.utils.clip_grad_norm_); 0: off")
+      ->check(CLI::NonNegativeNumber)
+      ->group("Training");
+  c->add_option("--clip-grad-value", f.job.train.clip_grad_value,
+                "Clip each gradient element to [-this, this] before each step "
+                "(torch.nn.utils.clip_grad_value_); 0: off")
       ->check(CLI::NonNegativeNumber)
       ->group("Training");
   c->add_flag("--no-shuffle", f.no_shuffle, "Keep the rows in input order every epoch")

@@ -108,6 +108,7 @@ json ManifestToJson(const Manifest& m) {
       {"prediction", m.prediction},
       {"loss", m.loss},
       {"optimizer", m.optimizer},
+      {"lr_schedule", m.lr_schedule},
       {"training", m.training},
       {"metrics", m.metrics},
       {"history", m.history},
@@ -139,6 +140,7 @@ Manifest ManifestFromJson(const json& j) {
   copy("spec", &m.spec);
   copy("loss", &m.loss);
   copy("optimizer", &m.optimizer);
+  copy("lr_schedule", &m.lr_schedule);
   copy("training", &m.training);
   copy("metrics", &m.metrics);
   auto history = j.find("history");

@@ -33,6 +33,7 @@ struct Manifest {
 
   nlohmann::json loss;        // {"type": "cross_entropy", ...}
   nlohmann::json optimizer;   // {"type": "adam", "lr": 0.001, ...}
+  nlohmann::json lr_schedule;  // {"type": "cosine", ...}; null: none (added later, like history)
   nlohmann::json training;    // epochs, batch_size, seed, validation_pct, ...
   nlohmann::json metrics;     // final metrics of the last training run
   // The last training run's metrics, one object per epoch in order (as `--metrics` writes them;

@@ -28,11 +28,23 @@ ModelPlan PlanFromManifest(ModelFile file) {
   plan.input_shape = file.manifest->input_shape;
   plan.loss_spec = file.manifest->loss;
   plan.optimizer_spec = file.manifest->optimizer;
+  plan.lr_schedule_spec = file.manifest->lr_schedule;
   return plan;
 }
 
-}  // namespace
+// --lr-schedule: a JSON object as it is; a type takes the file's options when the file names the
+// same type, else the type's defaults.
+json LrScheduleOverride(const std::string& flag, const json& from_file) {
+  if (!flag.empty() && flag[0] == '{') {
+    json parsed = json::parse(flag, nullptr, false);
+    if (parsed.is_discarded()) throw SpecError("--lr-schedule: not a JSON object: " + flag);
+    return parsed;
+  }
+  if (from_file.is_object() && from_file.value("type", "") == flag) return from_file;
+  return flag;
+}
 
+}  // namespace
 
 // The spec's first linear layer fixes the input when nothing else does.
 bool SpecKnowsInputShape(const json& spec) {
@@ -60,7 +72,9 @@ ModelPlan PlanModel(const ModelSource& source, c10::Device device) {
       plan.source = file.manifest->source;
       plan.spec = file.manifest->spec;
       plan.input_shape = file.manifest->input_shape;
-      config = {{"loss", file.manifest->loss}, {"optimizer", file.manifest->optimizer}};
+      config = {{"loss", file.manifest->loss},
+                {"optimizer", file.manifest->optimizer},
+                {"lr_schedule", file.manifest->lr_schedule}};
     } else {
       plan.source = "torchscript";
       std::string config_path = source.train_config;
@@ -75,9 +89,9 @@ ModelPlan PlanModel(const ModelSource& source, c10::Device device) {
     }
   }
   if (!source.train_config.empty() && plan.source == "spec" && !plan.manifest) {
-    // A spec carries its own loss and optimizer; a config file given as well overrides them.
+    // A spec carries its own loss, optimizer and schedule; a config file given as well overrides them.
     json extra = ReadJsonFile(source.train_config);
-    for (const char* key : {"loss", "optimizer"}) {
+    for (const char* key : {"loss", "optimizer", "lr_schedule"}) {
       if (extra.contains(key)) config[key] = extra[key];
     }
   }
@@ -102,6 +116,8 @@ ModelPlan PlanModel(const ModelSource& source, c10::Device device) {
     }
     plan.optimizer_spec["lr"] = *source.lr;
   }
+  plan.lr_schedule_spec = config.value("lr_schedule", json());
+  if (source.lr_schedule) plan.lr_schedule_spec = LrScheduleOverride(*source.lr_schedule, plan.lr_schedule_spec);
   if (!source.input_shape.empty()) plan.input_shape = source.input_shape;
   return plan;
 }
@@ -144,6 +160,7 @@ Manifest PlanManifest(const ModelPlan& plan, const Loss& loss, const nlohmann::j
   manifest.prediction = PredictionKindName(prediction);
   manifest.loss = loss.ToJson();
   manifest.optimizer = optimizer_spec;
+  manifest.lr_schedule = plan.lr_schedule_spec;
   return manifest;
 }
 

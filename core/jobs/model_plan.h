@@ -28,6 +28,7 @@ struct ModelPlan {
   std::optional<Manifest> manifest;          // of a model sparktorch trained before
   nlohmann::json loss_spec;
   nlohmann::json optimizer_spec;
+  nlohmann::json lr_schedule_spec;  // null: none
   std::vector<int64_t> input_shape;
   std::vector<int64_t> output_shape;
 };

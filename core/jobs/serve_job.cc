@@ -13,6 +13,7 @@
 #include "core/net/errors.h"
 #include "core/net/socket.h"
 #include "core/train/epoch_progress.h"
+#include "core/train/lr_schedule.h"
 #include "core/train/optimizer.h"
 #include "core/train/trainer.h"
 #include "formats/error.h"
@@ -27,6 +28,7 @@ using nlohmann::json;
 json ServedEpochJson(const ServedEpoch& e) {
   json j = EpochJson(e);
   j["workers"] = e.workers;
+  j["lr"] = e.lr;
   if (e.validation_loss) j["validation_rows"] = e.validation_rows;
   return j;
 }
@@ -181,6 +183,11 @@ void RunHogwildServe(const HogwildServeOptions& options, const std::function<voi
   torch::manual_seed(options.seed);  // the initial weights every worker starts from
   const Loss loss = Loss::FromSpec(plan.loss_spec);
   const json optimizer_spec = CompleteOptimizerSpec(plan.optimizer_spec);
+  plan.lr_schedule_spec = CompleteLrScheduleSpec(plan.lr_schedule_spec);
+  if (plan.lr_schedule_spec.is_object() && plan.lr_schedule_spec.value("type", "") == "one_cycle") {
+    throw UsageError("--lr-schedule one_cycle: a hogwild server cannot know the steps of the run "
+                     "in advance; use cosine (with warmup_epochs) or another epoch schedule");
+  }
   if (plan.input_shape.empty() && (plan.module || !SpecKnowsInputShape(plan.spec))) {
     throw UsageError("--model " + options.model.model_path +
                      ": the model does not say what its input is, and the server builds it before "
@@ -196,6 +203,7 @@ void RunHogwildServe(const HogwildServeOptions& options, const std::function<voi
   ParameterServerOptions server_options = options.server;
   server_options.model = SerializeModel(module, manifest);
   server_options.optimizer = optimizer_spec;
+  server_options.lr_schedule = plan.lr_schedule_spec;
   std::vector<at::Tensor> params;
   for (const torch::Tensor& p : module.parameters()) params.push_back(p);
   int64_t num_params = 0;

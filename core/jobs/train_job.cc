@@ -12,10 +12,11 @@
 #include "core/jobs/model_plan.h"
 #include "core/model/model_file.h"
 #include "core/model/spec_compiler.h"
-#include "core/net/errors.h"
 #include "core/jobs/train_mode.h"
+#include "core/net/errors.h"
 #include "core/train/epoch_progress.h"
 #include "core/train/examples.h"
+#include "core/train/lr_schedule.h"
 #include "core/train/optimizer.h"
 #include "formats/error.h"
 #include "formats/records.h"
@@ -33,6 +34,7 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 json RankEpochJson(const EpochStats& s) {
   json j = EpochJson(s);
   j["steps"] = s.steps;
+  j["lr"] = s.lr;
   if (s.allreduce_seconds > 0) j["allreduce_seconds"] = s.allreduce_seconds;
   return j;
 }
@@ -181,11 +183,14 @@ struct Fitted {
 // the server's); the checksum is of the weights after that.
 Fitted Fit(const TrainJobOptions& options, Communicator& comm, TrainMode& mode,
            const RankRows& rows, torch::jit::Module& module, const Loss& loss,
-           const json& optimizer_spec, const Split& split, c10::Device device) {
+           const json& optimizer_spec, const json& lr_schedule, const Split& split,
+           c10::Device device) {
   std::vector<torch::Tensor> params;
   for (const torch::Tensor& p : module.parameters()) params.push_back(p);
   auto optimizer = MakeOptimizer(optimizer_spec, params);
-  Trainer trainer(module, loss, *optimizer, comm, device, options.train);
+  TrainOptions train = options.train;
+  train.lr_schedule = lr_schedule;
+  Trainer trainer(module, loss, *optimizer, comm, device, train);
   const int epochs = options.train.epochs * std::max(1, options.train.partition_shuffles);
   trainer.SetHooks(mode.Hooks(params, epochs));
   const int rank = comm.rank();
@@ -197,12 +202,13 @@ Fitted Fit(const TrainJobOptions& options, Communicator& comm, TrainMode& mode,
   int64_t num_params = 0;
   for (const auto& p : params) num_params += p.numel();
   spdlog::info("{}training {} parameters for {} epoch{} on {} rows ({} for validation), batch {}, "
-               "{} with {}, loss {}",
+               "{} with {}{}, loss {}",
                comm.world_size() > 1 ? "rank " + std::to_string(rank) + ": " : "", num_params,
                epochs, epochs == 1 ? "" : "s", split.train.rows(), split.held_out,
                options.train.batch_size <= 0 ? std::string("whole partition")
                                              : std::to_string(options.train.batch_size),
-               device.str(), optimizer_spec.dump(), loss.name());
+               device.str(), optimizer_spec.dump(),
+               lr_schedule.is_null() ? "" : ", lr_schedule " + lr_schedule.dump(), loss.name());
   const auto training = std::chrono::steady_clock::now();
   Fitted fitted;
   fitted.result = trainer.Fit(split.train, split.validation, [&](const EpochStats& stats) {
@@ -251,9 +257,12 @@ void WriteModelAndSummary(const JobOutput& o, torch::jit::Module& module, const 
                           const TrainMode& mode, RecordWriter& records, double total_seconds) {
   const TrainJobOptions& options = o.options;
   const bool no_label = options.rows.format.label == LabelPresence::kNone;
-  const EpochStats& last = o.fitted.result.epochs.back();
-  json final_metrics = RankEpochJson(last);
-  final_metrics["stopped_early"] = o.fitted.result.stopped_early;
+  const TrainResult& result = o.fitted.result;
+  const EpochStats& last = result.epochs.back();
+  // The metrics of the weights written: with early stopping, the best epoch's.
+  json final_metrics = RankEpochJson(result.kept_epoch > 0 ? result.epochs[result.kept_epoch - 1] : last);
+  final_metrics["stopped_early"] = result.stopped_early;
+  if (result.kept_epoch > 0) final_metrics["kept_epoch"] = result.kept_epoch;
   Manifest manifest =
       PlanManifest(o.plan, o.loss, o.optimizer_spec, options.rows.format, no_label, o.prediction);
   manifest.training = {{"epochs", options.train.epochs},
@@ -316,13 +325,14 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out, Tra
     loss = Loss::FromSpec(plan.loss_spec);
     optimizer_spec = CompleteOptimizerSpec(plan.optimizer_spec);
   }
+  plan.lr_schedule_spec = CompleteLrScheduleSpec(plan.lr_schedule_spec);
   BuildAfterRows(plan, rows, loss, no_label, device);
   torch::jit::Module& module = *plan.module;
   module.to(device);
 
   const Split split = SplitRows(rows.data, options, plan, loss, no_label);
   const Fitted fitted =
-      Fit(options, comm, mode, rows, module, loss, optimizer_spec, split, device);
+      Fit(options, comm, mode, rows, module, loss, optimizer_spec, plan.lr_schedule_spec, split, device);
 
   RecordWriter records(out, "stdout");
   const PredictionKind prediction = options.prediction.value_or(DefaultPrediction(loss.name()));

@@ -92,11 +92,12 @@ namespace {
 const json& SpecLayers(const json& spec) {
   if (!spec.is_object()) throw SpecError("spec: expected a JSON object with \"layers\"");
   for (auto it = spec.begin(); it != spec.end(); ++it) {
-    static const char* kKnown[] = {"layers", "input_shape", "loss", "optimizer", "name",
-                                   "description"};
+    static const char* kKnown[] = {"layers", "input_shape", "loss", "optimizer", "lr_schedule",
+                                   "name", "description"};
     if (std::find(std::begin(kKnown), std::end(kKnown), it.key()) == std::end(kKnown)) {
       throw SpecError("spec: unknown field \"" + it.key() +
-                      "\"; known: layers, input_shape, loss, optimizer, name, description");
+                      "\"; known: layers, input_shape, loss, optimizer, lr_schedule, name, "
+                      "description");
     }
   }
   auto layers = spec.find("layers");

@@ -62,6 +62,9 @@ ParameterServer::ParameterServer(ParameterServerOptions options, std::vector<at:
     offset += n;
   }
   optimizer_ = MakeOptimizer(options_.optimizer, params_);
+  applied_lr_ = options_.optimizer.at("lr").get<double>();
+  // The first epoch's rate does not depend on the number of epochs, not yet known.
+  scheduled_lr_ = LrSchedule(options_.lr_schedule, applied_lr_, 1, 1).Lr(1, 0);
   listener_ = Listen(options_.listen);
   port_ = LocalPort(listener_.get());
 }

@@ -1,6 +1,7 @@
 #ifndef SPARKTORCH_CORE_PS_PARAMETER_SERVER_H_
 #define SPARKTORCH_CORE_PS_PARAMETER_SERVER_H_
 
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <map>
@@ -20,6 +21,7 @@
 #include "core/net/socket.h"
 #include "core/ps/ps_wire.h"
 #include "core/train/early_stopping.h"
+#include "core/train/lr_schedule.h"
 
 namespace sparktorch {
 
@@ -36,6 +38,10 @@ struct ParameterServerOptions {
   int early_stop_patience = 0;      // epochs without a better loss before stopping; 0: never
   std::string model;                // the initial model's .pt bytes, sent to every worker
   nlohmann::json optimizer;         // a complete optimizer spec (CompleteOptimizerSpec)
+  // A complete epoch-based learning-rate schedule (CompleteLrScheduleSpec; not one_cycle, whose
+  // steps the server cannot know in advance); null: none. The rate changes when the server
+  // decides an epoch, for the pushes that follow.
+  nlohmann::json lr_schedule;
 };
 
 // One epoch, over the workers that reported it.
@@ -55,6 +61,7 @@ struct ServedEpoch {
   double seconds = 0;
   double elapsed = 0;
   double samples_per_second = 0;  // rows / seconds: every worker's
+  double lr = 0;                  // the server's learning rate while the epoch was decided
 };
 
 struct ParameterServerReport {
@@ -170,6 +177,7 @@ class ParameterServer {
   void Lose(int id, const std::string& why);
   void ReleaseLock(int id);
   void Decide();  // epochs every worker reported
+  void Schedule(const ServedEpoch& served);  // the rate for the epoch after `served`
 
   ParameterServerOptions options_;
   Fd listener_;
@@ -178,6 +186,11 @@ class ParameterServer {
   at::Tensor flat_params_, flat_grads_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   int64_t num_params_ = 0;
+  // The rate the schedule wants (Decide sets it under mu_); ApplyPush gives it to the optimizer
+  // under weights_mu_, so that the two locks are never held together.
+  std::atomic<double> scheduled_lr_{0};
+  double applied_lr_ = 0;                 // with weights_mu_
+  std::unique_ptr<LrSchedule> schedule_;  // with mu_; made at the first epoch decided
 
   std::shared_mutex weights_mu_;  // flat_params_, version_, the optimizer
   uint64_t version_ = 0;

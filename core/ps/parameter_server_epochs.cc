@@ -35,6 +35,21 @@ void ParameterServer::Lose(int id, const std::string& why) {
   Decide();
 }
 
+void ParameterServer::Schedule(const ServedEpoch& served) {
+  if (options_.lr_schedule.is_null()) return;
+  if (!schedule_) {
+    schedule_ = std::make_unique<LrSchedule>(options_.lr_schedule, options_.optimizer.at("lr").get<double>(),
+                                             std::max(served.epochs, 1), 1);
+  }
+  const double watched = served.validation_loss ? *served.validation_loss : served.train_loss;
+  schedule_->EndEpoch(watched);
+  const double lr = schedule_->Lr(served.epoch + 1, 0);
+  if (lr != scheduled_lr_.load() && served.epoch < served.epochs) {
+    scheduled_lr_ = lr;
+    spdlog::info("{}: lr {:g} from epoch {} on", schedule_->type(), lr, served.epoch + 1);
+  }
+}
+
 void ParameterServer::Decide() {
   // After an early stop, the epochs workers were in the middle of are not the job's.
   while (!report_.stopped_early) {
@@ -66,10 +81,12 @@ void ParameterServer::Decide() {
     served.elapsed = std::chrono::duration<double>(end - start).count();
     served.samples_per_second = served.seconds > 0 ? served.rows / served.seconds : 0;
     last_epoch_end_ = std::max(last_epoch_end_, end);
+    served.lr = scheduled_lr_.load();
     report_.epochs.push_back(served);
     spdlog::info("{}", ProgressLine(ProgressOf(served, served.epochs, served.workers)));
     epochs_.erase(it);
     ++next_epoch_;
+    Schedule(served);
     // Epochs are decided in order from 1 and stop_ never turns false again, so the first epoch
     // observed here is epoch 1.
     if (!stop_ && early_stopping_.Observe(served.train_loss, served.validation_loss)) {

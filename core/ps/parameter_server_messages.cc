@@ -124,6 +124,11 @@ ParameterServer::AppliedPush ParameterServer::ApplyPush(const ps::Push& push) {
     result.staleness = version_ - push.base_version();
     if (options_.max_staleness < 0 || result.staleness <= static_cast<uint64_t>(options_.max_staleness)) {
       std::memcpy(flat_grads_.data_ptr(), push.gradients().data(), push.gradients().size());
+      const double lr = scheduled_lr_.load();
+      if (lr != applied_lr_) {
+        for (auto& group : optimizer_->param_groups()) group.options().set_lr(lr);
+        applied_lr_ = lr;
+      }
       optimizer_->step();
       ++version_;
       result.applied = true;

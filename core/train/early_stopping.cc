@@ -12,7 +12,8 @@ bool EarlyStopping::Observe(double train_loss, const std::optional<double>& vali
   const double watched = validation_loss ? *validation_loss : train_loss;
   const bool first_is_best = !observed_ && first_ == First::kIsBest;
   observed_ = true;
-  if (first_is_best || watched < best_) {
+  last_was_best_ = first_is_best || watched < best_;
+  if (last_was_best_) {
     best_ = watched;
     since_best_ = 0;
     return false;

@@ -26,6 +26,8 @@ class EarlyStopping {
 
   // Records an epoch; returns true when training should stop after it (never with patience 0).
   bool Observe(double train_loss, const std::optional<double>& validation_loss);
+  // Whether the epoch Observe saw last is the best so far (false with patience 0).
+  bool last_was_best() const { return last_was_best_; }
 
  private:
   int patience_;
@@ -33,6 +35,7 @@ class EarlyStopping {
   bool observed_ = false;
   double best_;
   int since_best_ = 0;
+  bool last_was_best_ = false;
 };
 
 }  // namespace sparktorch

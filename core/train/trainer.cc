@@ -9,6 +9,7 @@
 #include <zlib.h>
 
 #include "core/train/early_stopping.h"
+#include "core/train/lr_schedule.h"
 #include "formats/error.h"
 
 namespace sparktorch {
@@ -152,6 +153,97 @@ std::pair<double, std::optional<double>> Trainer::Evaluate(const Examples& data)
   return {sums[0] / sums[2], accuracy};
 }
 
+void Trainer::SetRate(double lr, const std::optional<double>& momentum) {
+  for (torch::optim::OptimizerParamGroup& group : optimizer_.param_groups()) {
+    group.options().set_lr(lr);
+    if (!momentum) continue;
+    torch::optim::OptimizerOptions& o = group.options();
+    if (auto* sgd = dynamic_cast<torch::optim::SGDOptions*>(&o)) {
+      sgd->momentum(*momentum);
+    } else if (auto* rms = dynamic_cast<torch::optim::RMSpropOptions*>(&o)) {
+      rms->momentum(*momentum);
+    } else if (auto* adam = dynamic_cast<torch::optim::AdamOptions*>(&o)) {
+      adam->betas({*momentum, std::get<1>(adam->betas())});
+    } else if (auto* adamw = dynamic_cast<torch::optim::AdamWOptions*>(&o)) {
+      adamw->betas({*momentum, std::get<1>(adamw->betas())});
+    } else {
+      throw SpecError("lr_schedule (one_cycle): \"cycle_momentum\" needs an optimizer with a "
+                      "momentum or betas (sgd, rmsprop, adam, adamw); set it to false for this one");
+    }
+  }
+}
+
+void Trainer::ClipGradients() {
+  if (options_.clip_grad_norm > 0) torch::nn::utils::clip_grad_norm_(params_, options_.clip_grad_norm);
+  if (options_.clip_grad_value > 0) torch::nn::utils::clip_grad_value_(params_, options_.clip_grad_value);
+}
+
+void Trainer::KeepWeights(std::vector<torch::Tensor>* kept) {
+  torch::NoGradGuard no_grad;
+  kept->clear();
+  for (const torch::Tensor& p : params_) kept->push_back(p.detach().clone());
+  for (const torch::Tensor& b : module_.buffers()) kept->push_back(b.detach().clone());
+}
+
+void Trainer::RestoreWeights(const std::vector<torch::Tensor>& kept) {
+  torch::NoGradGuard no_grad;
+  size_t i = 0;
+  for (torch::Tensor& p : params_) p.copy_(kept[i++]);
+  for (torch::Tensor b : module_.buffers()) b.copy_(kept[i++]);
+}
+
+Trainer::StepsDone Trainer::TrainSteps(const Examples& train, const torch::Tensor& order, int epoch,
+                                       int64_t steps, int64_t batch, const LrSchedule& schedule,
+                                       double sums[3]) {
+  const int64_t rows = train.rows();
+  StepsDone done;
+  done.lr = schedule.Lr(epoch, 0);
+  for (int64_t step = 0; step < steps; ++step) {
+    int64_t begin = step * batch;
+    int64_t n = std::max<int64_t>(0, std::min(batch, rows - begin));
+    if (schedule.type() != "none") {
+      done.lr = schedule.Lr(epoch, step);
+      SetRate(done.lr, schedule.Momentum(epoch, step));
+    }
+    ZeroGradients();
+    if (hooks_ && n > 0) hooks_->BeforeStep();
+    double step_loss = 0;
+    if (n > 0) {
+      torch::Tensor idx = order.narrow(0, begin, n);
+      torch::Tensor x = train.inputs.index_select(0, idx).to(device_);
+      torch::Tensor y = train.targets.index_select(0, idx).to(device_);
+      torch::Tensor out = Forward(x);
+      torch::Tensor loss = loss_.Compute(out, y);
+      loss.backward();
+      step_loss = loss.item<double>();
+      sums[0] += step_loss * n;
+      if (loss_.takes_class_index()) {
+        torch::NoGradGuard no_grad;
+        sums[1] += out.argmax(1).eq(y).sum().item<double>();
+      }
+      sums[2] += n;
+    }
+    // A step where no rank had rows changes nothing (and every rank skips it alike).
+    bool step_rows = true;
+    if (flat_grads_.defined()) {
+      const auto reduce_start = Clock::now();
+      step_rows = AverageGradients(n) > 0;
+      done.allreduce_seconds += Seconds(reduce_start);
+    }
+    if (step_rows) ClipGradients();
+    bool local_step = true;
+    if (hooks_ && n > 0) local_step = hooks_->AfterBackward(n, step_loss, step + 1 == steps);
+    if (step_rows && local_step) optimizer_.step();
+    // -v: ten progress lines an epoch.
+    if (steps >= 10 && (step + 1) % (steps / 10) == 0 && spdlog::should_log(spdlog::level::debug)) {
+      spdlog::debug("epoch {} step {}/{}: mean loss so far {:.4f}", epoch, step + 1, steps,
+                    sums[2] > 0 ? sums[0] / sums[2] : 0.0);
+    }
+    if (hooks_ && hooks_->stop_requested()) break;
+  }
+  return done;
+}
+
 TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
                          const std::function<void(const EpochStats&)>& on_epoch) {
   TrainResult result;
@@ -169,8 +261,11 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
 
   torch::Generator generator = at::detail::createCPUGenerator(options_.seed);
   EarlyStopping early_stopping(options_.early_stop_patience, EarlyStopping::First::kMustImprove);
+  std::vector<torch::Tensor> best_weights;
   const auto start = Clock::now();
   const int epochs = options_.epochs * std::max(1, options_.partition_shuffles);
+  LrSchedule schedule(options_.lr_schedule, optimizer_.param_groups().at(0).options().get_lr(), epochs,
+                      steps);
   torch::Tensor order = torch::arange(rows, torch::kLong);
   for (int epoch = 1; epoch <= epochs; ++epoch) {
     const auto epoch_start = Clock::now();
@@ -179,50 +274,14 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
     if (options_.shuffle || new_round) order = torch::randperm(rows, generator, torch::kLong);
     // Sums over this rank's rows: loss, correct predictions, rows.
     double sums[3] = {0, 0, 0};
-    double allreduce_seconds = 0;
-    for (int64_t step = 0; step < steps; ++step) {
-      int64_t begin = step * batch;
-      int64_t n = std::max<int64_t>(0, std::min(batch, rows - begin));
-      ZeroGradients();
-      if (hooks_ && n > 0) hooks_->BeforeStep();
-      bool local_step = true;
-      if (n > 0) {
-        torch::Tensor idx = order.narrow(0, begin, n);
-        torch::Tensor x = train.inputs.index_select(0, idx).to(device_);
-        torch::Tensor y = train.targets.index_select(0, idx).to(device_);
-        torch::Tensor out = Forward(x);
-        torch::Tensor loss = loss_.Compute(out, y);
-        loss.backward();
-        const double step_loss = loss.item<double>();
-        sums[0] += step_loss * n;
-        if (hooks_) local_step = hooks_->AfterBackward(n, step_loss, step + 1 == steps);
-        if (loss_.takes_class_index()) {
-          torch::NoGradGuard no_grad;
-          sums[1] += out.argmax(1).eq(y).sum().item<double>();
-        }
-        sums[2] += n;
-      }
-      // A step where no rank had rows changes nothing (and every rank skips it alike).
-      bool step_rows = true;
-      if (flat_grads_.defined()) {
-        const auto reduce_start = Clock::now();
-        step_rows = AverageGradients(n) > 0;
-        allreduce_seconds += Seconds(reduce_start);
-      }
-      if (step_rows && local_step) optimizer_.step();
-      // -v: ten progress lines an epoch.
-      if (steps >= 10 && (step + 1) % (steps / 10) == 0 && spdlog::should_log(spdlog::level::debug)) {
-        spdlog::debug("epoch {} step {}/{}: mean loss so far {:.4f}", epoch, step + 1, steps,
-                      sums[2] > 0 ? sums[0] / sums[2] : 0.0);
-      }
-      if (hooks_ && hooks_->stop_requested()) break;
-    }
+    const StepsDone done = TrainSteps(train, order, epoch, steps, batch, schedule, sums);
     comm_.AllreduceSum(sums, 3);
 
     EpochStats stats;
     stats.epoch = epoch;
     stats.rows = static_cast<int64_t>(sums[2]);
     stats.steps = steps;
+    stats.lr = done.lr;
     stats.train_loss = sums[2] > 0 ? sums[0] / sums[2] : std::numeric_limits<double>::quiet_NaN();
     if (loss_.takes_class_index() && sums[2] > 0) stats.train_accuracy = sums[1] / sums[2];
     if (validate) {
@@ -232,7 +291,7 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
       stats.validation_rows = validation.inputs.defined() ? validation.rows() : 0;
     }
     stats.seconds = Seconds(epoch_start);
-    stats.allreduce_seconds = allreduce_seconds;
+    stats.allreduce_seconds = done.allreduce_seconds;
     stats.elapsed = Seconds(start);
     stats.samples_per_second = stats.seconds > 0 ? stats.rows / stats.seconds : 0;
     result.epochs.push_back(stats);
@@ -243,10 +302,27 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
     }
 
     // Every rank computed the same all-reduced numbers, so all ranks decide alike.
-    if (early_stopping.Observe(stats.train_loss, stats.validation_loss)) {
+    const double watched = stats.validation_loss ? *stats.validation_loss : stats.train_loss;
+    if (schedule.EndEpoch(watched)) {
+      spdlog::info("reduce_on_plateau: lr {:g} from epoch {} on", schedule.Lr(epoch + 1, 0), epoch + 1);
+    }
+    const bool stop = early_stopping.Observe(stats.train_loss, stats.validation_loss);
+    if (early_stopping.last_was_best()) {
+      KeepWeights(&best_weights);
+      result.kept_epoch = epoch;
+    }
+    if (stop) {
       result.stopped_early = true;
       break;
     }
+  }
+  if (result.kept_epoch > 0 && result.kept_epoch != result.epochs.back().epoch) {
+    RestoreWeights(best_weights);
+    const EpochStats& kept = result.epochs[result.kept_epoch - 1];
+    spdlog::info("early stopping: kept the weights of epoch {} ({} {:.4f}), the best of {}",
+                 kept.epoch, kept.validation_loss ? "val_loss" : "loss",
+                 kept.validation_loss ? *kept.validation_loss : kept.train_loss,
+                 result.epochs.back().epoch);
   }
   Unflatten();
   module_.eval();

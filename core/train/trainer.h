@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/optim/optimizer.h>
 
@@ -14,6 +15,8 @@
 #include "core/train/loss.h"
 
 namespace sparktorch {
+
+class LrSchedule;
 
 struct TrainOptions {
   int epochs = 10;
@@ -24,6 +27,15 @@ struct TrainOptions {
   // Rounds of `epochs` passes; each round starts from a fresh shuffle of the rows, even with
   // shuffle off (SparkTorch's partitionShuffles). Epochs are numbered across rounds.
   int partition_shuffles = 1;
+  // The learning-rate schedule, as CompleteLrScheduleSpec returns it (core/train/lr_schedule.h);
+  // null: the optimizer's lr throughout.
+  nlohmann::json lr_schedule;
+  // Gradient clipping after the all-reduce, before the optimizer's step (and before a hogwild
+  // worker's push), as torch.nn.utils.clip_grad_norm_ (L2) and clip_grad_value_; 0: off.
+  double clip_grad_norm = 0;
+  double clip_grad_value = 0;
+  // With early stopping (patience above 0): the weights of the epoch with the best watched loss
+  // (validation, else training) are the ones Fit leaves in the module.
 };
 
 // Training examples ready for the model: inputs shaped for it, targets shaped for the loss.
@@ -46,6 +58,7 @@ struct EpochStats {
   double elapsed = 0;  // since training started
   double samples_per_second = 0;
   double allreduce_seconds = 0;  // this epoch's time in the gradient all-reduce (with > 1 rank)
+  double lr = 0;                 // the learning rate of the epoch's last step
 };
 
 // The CRC-32 of the parameters' bytes (float32, in order), to compare weights across processes.
@@ -71,6 +84,9 @@ class TrainHooks {
 struct TrainResult {
   std::vector<EpochStats> epochs;
   bool stopped_early = false;
+  // With early stopping: the epoch whose weights the module holds (the best one), 1-based; 0
+  // without early stopping (the last epoch's weights).
+  int kept_epoch = 0;
 };
 
 // The training loop: forward, loss, backward, optimizer step, over shuffled mini-batches for a
@@ -101,12 +117,26 @@ class Trainer {
 
  private:
   torch::Tensor Forward(const torch::Tensor& inputs);
+  struct StepsDone {
+    double lr = 0;                 // of the last step
+    double allreduce_seconds = 0;
+  };
+  // The `steps` steps of one epoch over the rows in `order`, `batch` rows each; adds this rank's
+  // loss, correct predictions and rows to `sums`.
+  StepsDone TrainSteps(const Examples& train, const torch::Tensor& order, int epoch, int64_t steps,
+                       int64_t batch, const LrSchedule& schedule, double sums[3]);
   // Makes every parameter a view of one flat buffer and every gradient a view of another, so
   // that one all-reduce moves all gradients. Then broadcasts rank 0's weights and buffers.
   void Flatten();
   // Gives each parameter its own storage again, for saving.
   void Unflatten();
   void ZeroGradients();
+  // Sets every parameter group's lr, and its momentum (or beta1) when given.
+  void SetRate(double lr, const std::optional<double>& momentum);
+  void ClipGradients();
+  // A copy of the parameters and buffers, and back.
+  void KeepWeights(std::vector<torch::Tensor>* kept);
+  void RestoreWeights(const std::vector<torch::Tensor>& kept);
   // Averages the gradients over all ranks, weighted by each rank's `rows` in this step. Returns
   // the rows of the step summed over all ranks.
   double AverageGradients(int64_t rows);

@@ -54,7 +54,8 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
                  labelCol="label", predictionCol="predictions", iters=10, miniBatch=64,
                  validationPct=0.0, earlyStopPatience=0, mode="sync", acquireLock=False,
                  pullEvery=1, partitionShuffles=1, useBarrier=True, useVectorOut=False,
-                 device="cpu", port=0, verbose=0, loss=None, optimizer=None, lr=None, seed=0,
+                 device="cpu", port=0, verbose=0, loss=None, optimizer=None, lr=None,
+                 lrSchedule=None, clipGradNorm=None, clipGradValue=None, seed=0,
                  inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
                  timeout=600.0, retries=1, onBadRow="fail"):
         super().__init__()
@@ -66,7 +67,8 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
                   labelCol="label", predictionCol="predictions", iters=10, miniBatch=64,
                   validationPct=0.0, earlyStopPatience=0, mode="sync", acquireLock=False,
                   pullEvery=1, partitionShuffles=1, useBarrier=True, useVectorOut=False,
-                  device="cpu", port=0, verbose=0, loss=None, optimizer=None, lr=None, seed=0,
+                  device="cpu", port=0, verbose=0, loss=None, optimizer=None, lr=None,
+                  lrSchedule=None, clipGradNorm=None, clipGradValue=None, seed=0,
                   inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
                   timeout=600.0, retries=1, onBadRow="fail"):
         """Sets the Params given by keyword; returns this stage."""
@@ -119,6 +121,15 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
 
     def setLr(self, value):
         return self._set(lr=value)
+
+    def setLrSchedule(self, value):
+        return self._set(lrSchedule=value)
+
+    def setClipGradNorm(self, value):
+        return self._set(clipGradNorm=value)
+
+    def setClipGradValue(self, value):
+        return self._set(clipGradValue=value)
 
     def setSeed(self, value):
         return self._set(seed=value)

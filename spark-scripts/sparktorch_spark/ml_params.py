@@ -129,6 +129,9 @@ class TrainingParams(PredictionParams, HasLabelCol):
     loss = _param("loss")
     optimizer = _param("optimizer")
     lr = _param("lr")
+    lrSchedule = _param("lrSchedule")
+    clipGradNorm = _param("clipGradNorm")
+    clipGradValue = _param("clipGradValue")
     seed = _param("seed")
     inputShape = _param("inputShape")
     partitions = _param("partitions")
@@ -183,6 +186,15 @@ class TrainingParams(PredictionParams, HasLabelCol):
 
     def getLr(self):
         return self._optional(self.lr)
+
+    def getLrSchedule(self):
+        return self._optional(self.lrSchedule)
+
+    def getClipGradNorm(self):
+        return self._optional(self.clipGradNorm)
+
+    def getClipGradValue(self):
+        return self._optional(self.clipGradValue)
 
     def getSeed(self):
         return self.getOrDefault(self.seed)

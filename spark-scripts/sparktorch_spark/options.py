@@ -4,7 +4,8 @@ sparktorch command lines they make.
 SparkTorch users know `inputCol`, `labelCol`, `predictionCol`, `iters`, `miniBatch`,
 `validationPct`, `earlyStopPatience`, `mode`, `acquireLock`, `partitionShuffles`, `useBarrier`,
 `useVectorOut`, `device`, `port` and `verbose`; they mean the same here. sparktorch adds the
-model (`torchObj`: a JSON spec or a TorchScript `.pt`), the optimizer settings, `partitions`,
+model (`torchObj`: a JSON spec or a TorchScript `.pt`), the optimizer settings, the learning-rate
+schedule and gradient clipping, `partitions`,
 `threads` per task and the binary's path. `TrainOptions.check` refuses a bad combination before
 any Spark work starts. Standard library only.
 """
@@ -44,6 +45,11 @@ TRAIN_OPTIONS = {
     "loss": (None, str, "loss (default: the spec's, else cross_entropy)"),
     "optimizer": (None, str, "optimizer (default: the spec's, else adam)"),
     "lr": (None, float, "learning rate (default: the spec's, else the optimizer's)"),
+    "lrSchedule": (None, str, "learning-rate schedule: step, multistep, exponential, cosine, "
+                   "one_cycle, reduce_on_plateau, none, or a JSON object with its options "
+                   "(default: the spec's, else none)"),
+    "clipGradNorm": (None, float, "clip the gradient's L2 norm to this before each step"),
+    "clipGradValue": (None, float, "clip each gradient element to [-this, this] before each step"),
     "seed": (0, int, "seed for the initial weights, dropout and shuffling"),
     "inputShape": (None, str, "shape of one row for the model, e.g. 1,28,28"),
     "partitions": (None, int, "tasks (ranks or workers); default: the input's partitions, at "
@@ -104,6 +110,9 @@ class TrainOptions:
         if self.optimizer is not None and self.optimizer not in OPTIMIZERS:
             raise OptionError("optimizer must be one of %s, not %r"
                               % (", ".join(OPTIMIZERS), self.optimizer))
+        for name in ("clipGradNorm", "clipGradValue"):
+            if getattr(self, name) is not None and getattr(self, name) < 0:
+                raise OptionError("%s must be 0 (off) or more, not %g" % (name, getattr(self, name)))
         if self.partitions is not None and self.partitions < 1:
             raise OptionError("partitions must be at least 1, not %d" % self.partitions)
         if self.threads is not None and self.threads < 1:
@@ -128,7 +137,7 @@ def verbosity_flags(verbose):
 
 
 def model_flags(options, model_path, config_path):
-    """The flags that say what to train: the model file and its loss, optimizer and seed.
+    """The flags that say what to train: the model file, its loss, optimizer, schedule and seed.
     `train` takes them in sync mode, `serve --mode hogwild` in hogwild mode."""
     args = ["--model", model_path, "--seed", str(options.seed)]
     if config_path:
@@ -139,6 +148,8 @@ def model_flags(options, model_path, config_path):
         args += ["--optimizer", options.optimizer]
     if options.lr is not None:
         args += ["--lr", repr(options.lr)]
+    if options.lrSchedule:
+        args += ["--lr-schedule", options.lrSchedule]
     if options.inputShape:
         args += ["--input-shape", options.inputShape]
     return args
@@ -161,6 +172,10 @@ def train_flags(options, mode, threads):
             "--timeout", repr(float(options.timeout))]
     if options.validationPct > 0:
         args += ["--validation-pct", repr(options.validationPct)]
+    if options.clipGradNorm:
+        args += ["--clip-grad-norm", repr(options.clipGradNorm)]
+    if options.clipGradValue:
+        args += ["--clip-grad-value", repr(options.clipGradValue)]
     if mode == "sync" and options.earlyStopPatience > 0:
         args += ["--early-stop-patience", str(options.earlyStopPatience)]
     if mode == "hogwild":

@@ -528,7 +528,7 @@ TEST(SpecCompiler, RefusesEmptyLayers) {
 TEST(SpecCompiler, RefusesUnknownTopLevelField) {
   EXPECT_EQ(SpecErrorOf(R"({"layers": ["relu"], "optimiser": {"type": "sgd"}})", {4}),
             "spec: unknown field \"optimiser\"; known: layers, input_shape, loss, optimizer, "
-            "name, description");
+            "lr_schedule, name, description");
 }
 
 TEST(SpecCompiler, RefusesSpecThatIsNotAnObject) {

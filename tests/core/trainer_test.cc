@@ -12,6 +12,7 @@
 #include "core/model/spec_compiler.h"
 #include "core/train/examples.h"
 #include "core/train/loss.h"
+#include "core/train/lr_schedule.h"
 #include "core/train/optimizer.h"
 #include "core/train/predictor.h"
 #include "formats/error.h"
@@ -328,6 +329,92 @@ TEST(Trainer, StopsEarlyWhenLossStopsImproving) {
   ASSERT_EQ(run.result.epochs.size(), 2u);
   EXPECT_TRUE(run.result.stopped_early);
   EXPECT_EQ(run.result.epochs[0].train_loss, run.result.epochs[1].train_loss);
+}
+
+// Copies of the parameters after every epoch, as on_epoch sees them.
+struct Snapshots {
+  std::vector<std::vector<torch::Tensor>> after_epoch;
+};
+
+TrainRun TrainWithSnapshots(const json& optimizer, TrainOptions options, const Examples& train,
+                            Snapshots* snapshots) {
+  torch::manual_seed(1);
+  CompiledSpec c = CompileSpec(json::parse(kLogisticSpec), {}, 0);
+  auto opt = MakeOptimizer(CompleteOptimizerSpec(optimizer), Params(c.module));
+  LocalCommunicator comm;
+  Trainer trainer(c.module, Loss::FromSpec("cross_entropy"), *opt, comm, torch::kCPU, options);
+  TrainResult result = trainer.Fit(train, Examples(), [&](const EpochStats&) {
+    std::vector<torch::Tensor> copy;
+    for (const torch::Tensor& p : c.module.parameters()) copy.push_back(p.detach().clone());
+    snapshots->after_epoch.push_back(copy);
+  });
+  return {result, c.module};
+}
+
+TEST(Trainer, EarlyStoppingKeepsTheBestEpochsWeights) {
+  Examples train = SeparableExamples(200, 3);
+  // Labels at random, and a rate far too high: the loss jumps about, and the best epoch is not
+  // the last.
+  torch::Generator gen = at::detail::createCPUGenerator(5);
+  train.targets = torch::randint(0, 2, {train.rows()}, gen, torch::kLong);
+  TrainOptions options;
+  options.epochs = 12;
+  options.batch_size = -1;
+  options.early_stop_patience = 3;
+  Snapshots snapshots;
+  TrainRun run = TrainWithSnapshots(json::parse(R"({"type": "sgd", "lr": 40.0})"), options, train, &snapshots);
+  const auto& epochs = run.result.epochs;
+  int best = 1;
+  for (const EpochStats& e : epochs) {
+    if (e.train_loss < epochs[best - 1].train_loss) best = e.epoch;
+  }
+  ASSERT_NE(best, epochs.back().epoch) << "the test needs a best epoch before the last";
+  EXPECT_EQ(run.result.kept_epoch, best);
+  std::vector<torch::Tensor> kept = Params(run.module);
+  ASSERT_EQ(kept.size(), snapshots.after_epoch[best - 1].size());
+  for (size_t i = 0; i < kept.size(); ++i) EXPECT_TRUE(torch::equal(kept[i], snapshots.after_epoch[best - 1][i]));
+}
+
+TEST(Trainer, FollowsTheLearningRateSchedule) {
+  Examples train = SeparableExamples(100, 3);
+  TrainOptions options;
+  options.epochs = 4;
+  options.batch_size = 16;
+  options.lr_schedule = CompleteLrScheduleSpec({{"type", "step"}, {"step_size", 1}, {"gamma", 0.5}});
+  TrainRun run = Train(kLogisticSpec, json::parse(R"({"type": "sgd", "lr": 0.8})"), options, train);
+  ASSERT_EQ(run.result.epochs.size(), 4u);
+  EXPECT_DOUBLE_EQ(run.result.epochs[0].lr, 0.8);
+  EXPECT_DOUBLE_EQ(run.result.epochs[1].lr, 0.4);
+  EXPECT_DOUBLE_EQ(run.result.epochs[3].lr, 0.1);
+}
+
+TEST(Trainer, ClipsGradientsByValueAndByNorm) {
+  Examples train = SeparableExamples(100, 3);
+  TrainOptions options;
+  options.epochs = 1;
+  options.batch_size = -1;  // one step: each weight moves by lr times its clipped gradient
+  auto moved = [&](const TrainOptions& o) {
+    torch::manual_seed(1);
+    std::vector<torch::Tensor> before;
+    for (const torch::Tensor& p : Params(CompileSpec(json::parse(kLogisticSpec), {}, 0).module)) {
+      before.push_back(p.detach().clone());
+    }
+    TrainRun run = Train(kLogisticSpec, json::parse(R"({"type": "sgd", "lr": 1.0})"), o, train);
+    std::vector<torch::Tensor> after = Params(run.module);
+    torch::Tensor delta = torch::cat({(after[0] - before[0]).flatten(), (after[1] - before[1]).flatten()});
+    return delta;
+  };
+  const torch::Tensor free = moved(options);
+  ASSERT_GT(free.abs().max().item<double>(), 0.01);
+  TrainOptions by_value = options;
+  by_value.clip_grad_value = 0.001;
+  EXPECT_NEAR(moved(by_value).abs().max().item<double>(), 0.001, 1e-6);
+  TrainOptions by_norm = options;
+  by_norm.clip_grad_norm = 0.002;
+  const torch::Tensor clipped = moved(by_norm);
+  EXPECT_NEAR(clipped.norm().item<double>(), 0.002, 1e-5);
+  // Clipping by norm scales the whole gradient: the direction is kept.
+  EXPECT_NEAR(torch::cosine_similarity(clipped, free, 0).item<double>(), 1.0, 1e-4);
 }
 
 TEST(Trainer, DoesNotStopEarlyWithoutPatience) {
