@@ -103,6 +103,15 @@ void SetupTrainCommand(CLI::App& app) {
                 "(torch.nn.utils.clip_grad_value_); 0: off")
       ->check(CLI::NonNegativeNumber)
       ->group("Training");
+  c->add_option("--checkpoint-every", f.job.checkpoint_every,
+                "Every N epochs, write the model with its optimizer state to --output, for a "
+                "restart with --model; 0: only at the end")
+      ->check(CLI::NonNegativeNumber)
+      ->group("Training");
+  c->add_flag("--fresh-optimizer", f.job.fresh_optimizer,
+              "With a trained --model: start the optimizer, the epoch count and the schedule "
+              "afresh instead of resuming them")
+      ->group("Training");
   c->add_flag("--no-shuffle", f.no_shuffle, "Keep the rows in input order every epoch")
       ->group("Training");
   c->add_option("--partition-shuffles", f.job.train.partition_shuffles,

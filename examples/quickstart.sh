@@ -1,18 +1,24 @@
 #!/usr/bin/env bash
 # From a fresh clone to a trained Fashion-MNIST classifier: installs the Debian packages (as
 # root), builds sparktorch, writes the data set as CSV into out/, trains the MLP of
-# examples/fashion_mnist_mlp.json for 10 epochs from stdin, predicts the test set, and prints the
-# test accuracy and the throughput. Runs from any directory.
+# examples/fashion_mnist_mlp.json for 10 epochs from stdin with a one-cycle learning-rate
+# schedule, predicts the test set, and prints the test accuracy and the throughput. Runs from any
+# directory.
 #   BUILD_DIR  build folder (default: build/)    THREADS  passed to --threads when set
 #   EPOCHS     training epochs (default: 10)     PYTHON   interpreter for the data script
+#   SEED       --seed (default: 0)               SETUP    0: skip installing and building
+#   LR         the schedule's peak rate (default: 0.003)
+#   SCHEDULE   --lr-schedule (default: one_cycle; none: LR throughout)
 #   SPEC       model spec (default: examples/fashion_mnist_mlp.json; the CNN is
-#              examples/fashion_mnist_cnn.json, which reaches 91% in 8 epochs)
+#              examples/fashion_mnist_cnn.json)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 build_dir=${BUILD_DIR:-build}
 sparktorch=$build_dir/sparktorch
 epochs=${EPOCHS:-10}
+seed=${SEED:-0}
+recipe=(--lr "${LR:-0.003}" --lr-schedule "${SCHEDULE:-one_cycle}")
 threads=()
 [[ -n ${THREADS:-} ]] && threads=(--threads "$THREADS")
 python=${PYTHON:-python3}
@@ -23,19 +29,21 @@ model=out/$name.pt
 step() { echo "== $*" >&2; }
 now() { date +%s.%N; }
 
-step "installing Debian packages (examples/install_deps.sh)"
-examples/install_deps.sh
+if [[ ${SETUP:-1} != 0 ]]; then
+  step "installing Debian packages (examples/install_deps.sh)"
+  examples/install_deps.sh
 
-step "building sparktorch (examples/build.sh)"
-examples/build.sh
+  step "building sparktorch (examples/build.sh)"
+  examples/build.sh
+fi
 
 source examples/fashion_mnist_csv.sh
 train_rows=$(wc -l < out/fashion_train.csv)
 test_rows=$(wc -l < out/fashion_test.csv)
 
-step "training $model for $epochs epochs"
+step "training $model for $epochs epochs (${recipe[*]}, seed $seed)"
 start=$(now)
-"$sparktorch" train --model "$spec" --epochs "$epochs" "${threads[@]}" \
+"$sparktorch" train --model "$spec" --epochs "$epochs" "${recipe[@]}" --seed "$seed" "${threads[@]}" \
   --output "$model" < out/fashion_train.csv > "out/$name.summary"
 train_seconds=$(awk -v a="$start" -v b="$(now)" 'BEGIN { print b - a }')
 

@@ -66,6 +66,7 @@ ModelPlan PlanModel(const ModelSource& source, c10::Device device) {
     ModelFile file = ReadModelFile(source.model_path, device);
     plan.module = file.module;
     plan.manifest = file.manifest;
+    plan.optimizer_state = file.optimizer_state;
     if (file.manifest) {
       spdlog::info("continuing training of {} (trained by sparktorch {})", source.model_path,
                    file.manifest->sparktorch_version);
@@ -171,11 +172,12 @@ std::string LabelKind(const Loss& loss, bool no_label, const std::vector<int64_t
 }
 
 void WriteJobModel(RecordWriter& records, const std::string& output_path,
-                   const torch::jit::Module& module, const Manifest& manifest) {
+                   const torch::jit::Module& module, const Manifest& manifest,
+                   const std::string& optimizer_state) {
   if (output_path.empty()) {
-    records.WriteModel(SerializeModel(module, manifest));
+    records.WriteModel(SerializeModel(module, manifest, optimizer_state));
   } else {
-    WriteModelFile(output_path, module, manifest);
+    WriteModelFile(output_path, module, manifest, optimizer_state);
     spdlog::info("model written to {}", output_path);
   }
 }

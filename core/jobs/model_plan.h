@@ -29,6 +29,7 @@ struct ModelPlan {
   nlohmann::json loss_spec;
   nlohmann::json optimizer_spec;
   nlohmann::json lr_schedule_spec;  // null: none
+  std::string optimizer_state;      // of a model sparktorch trained, when its file has it
   std::vector<int64_t> input_shape;
   std::vector<int64_t> output_shape;
 };
@@ -60,7 +61,8 @@ Manifest PlanManifest(const ModelPlan& plan, const Loss& loss, const nlohmann::j
 // Writes a job's trained model where it was asked for: to `output_path` (saying so in the log),
 // or, when that is empty, as model records.
 void WriteJobModel(RecordWriter& records, const std::string& output_path,
-                   const torch::jit::Module& module, const Manifest& manifest);
+                   const torch::jit::Module& module, const Manifest& manifest,
+                   const std::string& optimizer_state = "");
 
 }  // namespace sparktorch
 

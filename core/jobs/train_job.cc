@@ -18,6 +18,7 @@
 #include "core/train/examples.h"
 #include "core/train/lr_schedule.h"
 #include "core/train/optimizer.h"
+#include "core/train/optimizer_state.h"
 #include "formats/error.h"
 #include "formats/records.h"
 
@@ -177,21 +178,101 @@ struct Fitted {
   json history = json::array();
   double seconds = 0;
   uint32_t checksum = 0;
+  std::string optimizer_state;  // rank 0's, for the model file (SaveOptimizerState)
 };
 
+// Everything a finished job writes but predictions: the model (rank 0: to -o, or as records)
+// and the summary record.
+struct JobOutput {
+  const TrainJobOptions& options;
+  const RankRows& rows;
+  const ModelPlan& plan;
+  const Loss& loss;
+  const json& optimizer_spec;
+  const Fitted& fitted;  // filled by Fit
+  int64_t held_out;
+  PredictionKind prediction;
+  c10::Device device;
+};
+
+// The manifest of the model after `epochs_run` epochs, with `metrics` and the history so far.
+Manifest TrainedManifest(const JobOutput& o, const Communicator& comm, const json& metrics, int epochs_run,
+                         const json& schedule_state) {
+  const TrainJobOptions& options = o.options;
+  const bool no_label = options.rows.format.label == LabelPresence::kNone;
+  Manifest manifest =
+      PlanManifest(o.plan, o.loss, o.optimizer_spec, options.rows.format, no_label, o.prediction);
+  manifest.training = {{"epochs", options.train.epochs},
+                       {"epochs_run", epochs_run},
+                       {"batch_size", options.train.batch_size},
+                       {"validation_pct", options.validation_fraction},
+                       {"early_stop_patience", options.train.early_stop_patience},
+                       {"seed", options.train.seed},
+                       {"shuffle", options.train.shuffle},
+                       {"rows", o.rows.world_rows},
+                       {"world_size", comm.world_size()},
+                       {"mode", options.mode},
+                       {"launcher", options.launcher},
+                       {"device", o.device.str()}};
+  if (schedule_state.is_object() && !schedule_state.empty()) {
+    manifest.training["lr_schedule_state"] = schedule_state;
+  }
+  manifest.metrics = metrics;
+  manifest.history = o.fitted.history;
+  return manifest;
+}
+
+// Resuming a model sparktorch trained, unless --fresh-optimizer: its optimizer's state (when the
+// file has one for the same optimizer), the epochs it trained and its schedule's position.
+TrainOptions ResumeOptions(const JobOutput& o, const TrainMode& mode, torch::optim::Optimizer& optimizer,
+                           const std::vector<torch::Tensor>& params) {
+  TrainOptions train = o.options.train;
+  train.lr_schedule = o.plan.lr_schedule_spec;
+  const std::optional<Manifest>& trained = o.plan.manifest;
+  if (!mode.plans_model() || !trained || o.options.fresh_optimizer) return train;
+  const std::string& path = o.options.model.model_path;
+  if (o.plan.optimizer_state.empty()) {
+    spdlog::info("{} holds no optimizer state: the optimizer starts afresh", path);
+    return train;
+  }
+  const std::string type = o.optimizer_spec.at("type").get<std::string>();
+  if (trained->optimizer.value("type", "") != type) {
+    spdlog::info("{} was trained with {}, this run uses {}: the optimizer starts afresh", path,
+                 trained->optimizer.value("type", "?"), type);
+    return train;
+  }
+  LoadOptimizerState(optimizer, o.optimizer_spec, params, o.plan.optimizer_state, path);
+  train.start_epoch = trained->training.value("epochs_run", 0);
+  if (trained->lr_schedule == train.lr_schedule) {
+    train.lr_schedule_state = trained->training.value("lr_schedule_state", json());
+  }
+  spdlog::info("resuming after epoch {}: the {} state{}", train.start_epoch, type,
+               train.lr_schedule.is_null() ? "" : " and the schedule's position");
+  return train;
+}
+
+// Rank 0's model after an epoch, written to -o with its optimizer's state, for a restart.
+void WriteCheckpoint(const JobOutput& o, const Communicator& comm, const torch::jit::Module& module,
+                     const EpochStats& stats, const std::string& optimizer_state) {
+  torch::jit::Module copy = module.deepcopy();
+  copy.to(torch::kCPU);
+  const Manifest manifest = TrainedManifest(o, comm, RankEpochJson(stats), stats.epoch, stats.lr_schedule_state);
+  WriteModelFile(o.options.output_path, copy, manifest, optimizer_state);
+  spdlog::info("checkpoint after epoch {} written to {}", stats.epoch, o.options.output_path);
+}
+
 // Trains the module on the split, then lets the mode finish (a hogwild worker's weights become
-// the server's); the checksum is of the weights after that.
-Fitted Fit(const TrainJobOptions& options, Communicator& comm, TrainMode& mode,
-           const RankRows& rows, torch::jit::Module& module, const Loss& loss,
-           const json& optimizer_spec, const json& lr_schedule, const Split& split,
-           c10::Device device) {
+// the server's); the checksum is of the weights after that. Fills o.fitted.
+void Fit(const JobOutput& o, Fitted& fitted, Communicator& comm, TrainMode& mode,
+         torch::jit::Module& module, const Split& split) {
+  const TrainJobOptions& options = o.options;
   std::vector<torch::Tensor> params;
   for (const torch::Tensor& p : module.parameters()) params.push_back(p);
-  auto optimizer = MakeOptimizer(optimizer_spec, params);
-  TrainOptions train = options.train;
-  train.lr_schedule = lr_schedule;
-  Trainer trainer(module, loss, *optimizer, comm, device, train);
+  auto optimizer = MakeOptimizer(o.optimizer_spec, params);
+  const TrainOptions train = ResumeOptions(o, mode, *optimizer, params);
+  Trainer trainer(module, o.loss, *optimizer, comm, o.device, train);
   const int epochs = options.train.epochs * std::max(1, options.train.partition_shuffles);
+  const int last = train.start_epoch + epochs;
   trainer.SetHooks(mode.Hooks(params, epochs));
   const int rank = comm.rank();
   std::ofstream metrics;
@@ -207,27 +288,33 @@ Fitted Fit(const TrainJobOptions& options, Communicator& comm, TrainMode& mode,
                epochs, epochs == 1 ? "" : "s", split.train.rows(), split.held_out,
                options.train.batch_size <= 0 ? std::string("whole partition")
                                              : std::to_string(options.train.batch_size),
-               device.str(), optimizer_spec.dump(),
-               lr_schedule.is_null() ? "" : ", lr_schedule " + lr_schedule.dump(), loss.name());
+               o.device.str(), o.optimizer_spec.dump(),
+               train.lr_schedule.is_null() ? "" : ", lr_schedule " + train.lr_schedule.dump(),
+               o.loss.name());
+  const bool checkpoints = options.checkpoint_every > 0 && mode.writes_model(rank);
   const auto training = std::chrono::steady_clock::now();
-  Fitted fitted;
   fitted.result = trainer.Fit(split.train, split.validation, [&](const EpochStats& stats) {
     const json epoch = RankEpochJson(stats);
     fitted.history.push_back(epoch);
     if (rank == 0) {
-      spdlog::info("{}", ProgressLine(ProgressOf(stats, epochs)));
+      spdlog::info("{}", ProgressLine(ProgressOf(stats, last)));
       if (options.report_epoch && mode.reports_epochs()) {
         json report = epoch;
-        report["epochs"] = epochs;
+        report["epochs"] = last;
         options.report_epoch(report.dump());
       }
     }
     if (metrics.is_open()) metrics << epoch.dump() << '\n' << std::flush;
+    if (checkpoints && stats.epoch % options.checkpoint_every == 0 && stats.epoch < last) {
+      WriteCheckpoint(o, comm, module, stats, SaveOptimizerState(*optimizer, o.optimizer_spec, params));
+    }
   });
   fitted.seconds = SecondsSince(training);
-  mode.Finish(rows, fitted.result, options.train.early_stop_patience);
+  mode.Finish(o.rows, fitted.result, options.train.early_stop_patience);
   fitted.checksum = trainer.WeightsChecksum();
-  return fitted;
+  if (mode.plans_model() && mode.writes_model(rank)) {
+    fitted.optimizer_state = SaveOptimizerState(*optimizer, o.optimizer_spec, params);
+  }
 }
 
 void WritePredictions(RecordWriter& records, torch::jit::Module& module, const Dataset& data,
@@ -239,48 +326,21 @@ void WritePredictions(RecordWriter& records, torch::jit::Module& module, const D
   });
 }
 
-// Everything a finished job writes but predictions: the model (rank 0: to -o, or as records)
-// and the summary record.
-struct JobOutput {
-  const TrainJobOptions& options;
-  const RankRows& rows;
-  const ModelPlan& plan;
-  const Loss& loss;
-  const json& optimizer_spec;
-  const Fitted& fitted;
-  int64_t held_out;
-  PredictionKind prediction;
-  c10::Device device;
-};
-
 void WriteModelAndSummary(const JobOutput& o, torch::jit::Module& module, const Communicator& comm,
                           const TrainMode& mode, RecordWriter& records, double total_seconds) {
   const TrainJobOptions& options = o.options;
-  const bool no_label = options.rows.format.label == LabelPresence::kNone;
   const TrainResult& result = o.fitted.result;
   const EpochStats& last = result.epochs.back();
   // The metrics of the weights written: with early stopping, the best epoch's.
-  json final_metrics = RankEpochJson(result.kept_epoch > 0 ? result.epochs[result.kept_epoch - 1] : last);
+  json final_metrics = RankEpochJson(result.kept_epoch > 0 ? result.Epoch(result.kept_epoch) : last);
   final_metrics["stopped_early"] = result.stopped_early;
   if (result.kept_epoch > 0) final_metrics["kept_epoch"] = result.kept_epoch;
-  Manifest manifest =
-      PlanManifest(o.plan, o.loss, o.optimizer_spec, options.rows.format, no_label, o.prediction);
-  manifest.training = {{"epochs", options.train.epochs},
-                       {"epochs_run", last.epoch},
-                       {"batch_size", options.train.batch_size},
-                       {"validation_pct", options.validation_fraction},
-                       {"early_stop_patience", options.train.early_stop_patience},
-                       {"seed", options.train.seed},
-                       {"shuffle", options.train.shuffle},
-                       {"rows", o.rows.world_rows},
-                       {"world_size", comm.world_size()},
-                       {"mode", options.mode},
-                       {"launcher", options.launcher},
-                       {"device", o.device.str()}};
-  manifest.metrics = final_metrics;
-  manifest.history = o.fitted.history;
+  const Manifest manifest =
+      TrainedManifest(o, comm, final_metrics, last.epoch, result.lr_schedule_state);
   module.to(torch::kCPU);  // a saved model loads anywhere
-  if (mode.writes_model(comm.rank())) WriteJobModel(records, options.output_path, module, manifest);
+  if (mode.writes_model(comm.rank())) {
+    WriteJobModel(records, options.output_path, module, manifest, o.fitted.optimizer_state);
+  }
   json summary = final_metrics;
   summary["rank"] = comm.rank();
   summary["world_size"] = comm.world_size();
@@ -308,6 +368,14 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out, Tra
   const auto started = std::chrono::steady_clock::now();
   const c10::Device device = ResolveDevice(options.device);
   CheckValidationFraction(options.validation_fraction);
+  if (options.checkpoint_every > 0 && !mode.plans_model()) {
+    throw UsageError("--checkpoint-every: a hogwild worker does not write the model; the parameter "
+                     "server does");
+  }
+  if (options.checkpoint_every > 0 && options.output_path.empty()) {
+    throw UsageError("--checkpoint-every needs --output FILE: a checkpoint is the model file a "
+                     "restarted job continues from");
+  }
   ModelPlan plan = mode.plans_model() ? PlanModel(options.model, device) : ModelPlan();
   torch::manual_seed(options.train.seed);  // after PlanModel, whose spec check draws weights
   Loss loss = Loss::FromSpec(mode.plans_model() ? plan.loss_spec : json("cross_entropy"));
@@ -331,16 +399,16 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out, Tra
   module.to(device);
 
   const Split split = SplitRows(rows.data, options, plan, loss, no_label);
-  const Fitted fitted =
-      Fit(options, comm, mode, rows, module, loss, optimizer_spec, plan.lr_schedule_spec, split, device);
+  const PredictionKind prediction = options.prediction.value_or(DefaultPrediction(loss.name()));
+  Fitted fitted;
+  const JobOutput output{options, rows, plan, loss, optimizer_spec, fitted, split.held_out,
+                         prediction, device};
+  Fit(output, fitted, comm, mode, module, split);
 
   RecordWriter records(out, "stdout");
-  const PredictionKind prediction = options.prediction.value_or(DefaultPrediction(loss.name()));
   if (options.predict) {
     WritePredictions(records, module, rows.data, plan, loss, prediction, device);
   }
-  const JobOutput output{options, rows, plan, loss, optimizer_spec, fitted, split.held_out,
-                         prediction, device};
   WriteModelAndSummary(output, module, comm, mode, records, SecondsSince(started));
 }
 

@@ -31,6 +31,8 @@ struct TrainJobOptions {
   std::optional<PredictionKind> prediction;  // empty: the loss's default
   std::string output_path;                   // empty: model records on stdout
   std::string metrics_path;                  // JSON lines, one per epoch; empty: none
+  int checkpoint_every = 0;     // epochs between checkpoints to output_path (rank 0); 0: none
+  bool fresh_optimizer = false;  // a trained model's optimizer state, epochs and schedule ignored
 
   // Hogwild: the parameter server this worker trains with (mode "hogwild"). The model, loss and
   // optimizer then come from the server; `model` is not used.

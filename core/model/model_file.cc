@@ -16,7 +16,7 @@ namespace sparktorch {
 namespace {
 
 ModelFile ReadModel(std::istream& in, const std::string& path, c10::Device device) {
-  torch::jit::ExtraFilesMap extra{{kManifestFileName, ""}};
+  torch::jit::ExtraFilesMap extra{{kManifestFileName, ""}, {kOptimizerStateFileName, ""}};
   ModelFile file;
   try {
     file.module = torch::jit::load(in, device, extra);
@@ -25,6 +25,7 @@ ModelFile ReadModel(std::istream& in, const std::string& path, c10::Device devic
     throw ModelError(path + ": not a TorchScript model file (" + why.substr(0, why.find('\n')) +
                      "); save one with torch.jit.script(net).save(path)");
   }
+  file.optimizer_state = extra[kOptimizerStateFileName];
   const std::string& text = extra[kManifestFileName];
   if (!text.empty()) {
     nlohmann::json j;
@@ -56,16 +57,18 @@ ModelFile ReadModelBytes(const std::string& bytes, const std::string& name, c10:
   return ReadModel(in, name, device);
 }
 
-std::string SerializeModel(const torch::jit::Module& module, const Manifest& manifest) {
+std::string SerializeModel(const torch::jit::Module& module, const Manifest& manifest,
+                           const std::string& optimizer_state) {
   std::ostringstream out(std::ios::binary);
   torch::jit::ExtraFilesMap extra{{kManifestFileName, ManifestToJson(manifest).dump(2)}};
+  if (!optimizer_state.empty()) extra[kOptimizerStateFileName] = optimizer_state;
   module.save(out, extra);
   return std::move(out).str();
 }
 
 void WriteModelFile(const std::string& path, const torch::jit::Module& module,
-                    const Manifest& manifest) {
-  const std::string why = WriteOutputFile(path, SerializeModel(module, manifest));
+                    const Manifest& manifest, const std::string& optimizer_state) {
+  const std::string why = WriteOutputFile(path, SerializeModel(module, manifest, optimizer_state));
   if (!why.empty()) throw Error(path + ": cannot write the model: " + why);
 }
 

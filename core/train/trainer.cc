@@ -263,14 +263,21 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
   EarlyStopping early_stopping(options_.early_stop_patience, EarlyStopping::First::kMustImprove);
   std::vector<torch::Tensor> best_weights;
   const auto start = Clock::now();
-  const int epochs = options_.epochs * std::max(1, options_.partition_shuffles);
-  LrSchedule schedule(options_.lr_schedule, optimizer_.param_groups().at(0).options().get_lr(), epochs,
+  const int first = options_.start_epoch + 1;
+  const int last = options_.start_epoch + options_.epochs * std::max(1, options_.partition_shuffles);
+  LrSchedule schedule(options_.lr_schedule, optimizer_.param_groups().at(0).options().get_lr(), last,
                       steps);
+  if (!options_.lr_schedule_state.is_null()) schedule.Restore(options_.lr_schedule_state);
+  // A resumed run shuffles on as the run it continues would have: one draw per epoch trained.
+  if (options_.shuffle) {
+    for (int epoch = 1; epoch < first; ++epoch) torch::randperm(rows, generator, torch::kLong);
+  }
   torch::Tensor order = torch::arange(rows, torch::kLong);
-  for (int epoch = 1; epoch <= epochs; ++epoch) {
+  for (int epoch = first; epoch <= last; ++epoch) {
     const auto epoch_start = Clock::now();
     // Without shuffling every epoch, each round after the first still starts from a new order.
-    const bool new_round = (epoch - 1) % options_.epochs == 0 && epoch > 1;
+    const int index = epoch - first;  // in this run, from 0
+    const bool new_round = index % options_.epochs == 0 && index > 0;
     if (options_.shuffle || new_round) order = torch::randperm(rows, generator, torch::kLong);
     // Sums over this rank's rows: loss, correct predictions, rows.
     double sums[3] = {0, 0, 0};
@@ -294,18 +301,19 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
     stats.allreduce_seconds = done.allreduce_seconds;
     stats.elapsed = Seconds(start);
     stats.samples_per_second = stats.seconds > 0 ? stats.rows / stats.seconds : 0;
+    // Every rank computed the same all-reduced numbers, so all ranks decide alike.
+    const double watched = stats.validation_loss ? *stats.validation_loss : stats.train_loss;
+    if (schedule.EndEpoch(watched) && epoch < last) {
+      spdlog::info("reduce_on_plateau: lr {:g} from epoch {} on", schedule.Lr(epoch + 1, 0), epoch + 1);
+    }
+    stats.lr_schedule_state = schedule.State();
     result.epochs.push_back(stats);
     on_epoch(stats);
     if (hooks_ && (hooks_->AfterEpoch(stats) || hooks_->stop_requested())) {
-      result.stopped_early = epoch < epochs;
+      result.stopped_early = epoch < last;
       break;
     }
 
-    // Every rank computed the same all-reduced numbers, so all ranks decide alike.
-    const double watched = stats.validation_loss ? *stats.validation_loss : stats.train_loss;
-    if (schedule.EndEpoch(watched)) {
-      spdlog::info("reduce_on_plateau: lr {:g} from epoch {} on", schedule.Lr(epoch + 1, 0), epoch + 1);
-    }
     const bool stop = early_stopping.Observe(stats.train_loss, stats.validation_loss);
     if (early_stopping.last_was_best()) {
       KeepWeights(&best_weights);
@@ -318,12 +326,13 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
   }
   if (result.kept_epoch > 0 && result.kept_epoch != result.epochs.back().epoch) {
     RestoreWeights(best_weights);
-    const EpochStats& kept = result.epochs[result.kept_epoch - 1];
+    const EpochStats& kept = result.Epoch(result.kept_epoch);
     spdlog::info("early stopping: kept the weights of epoch {} ({} {:.4f}), the best of {}",
                  kept.epoch, kept.validation_loss ? "val_loss" : "loss",
                  kept.validation_loss ? *kept.validation_loss : kept.train_loss,
                  result.epochs.back().epoch);
   }
+  result.lr_schedule_state = schedule.State();
   Unflatten();
   module_.eval();
   return result;

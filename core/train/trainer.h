@@ -36,6 +36,12 @@ struct TrainOptions {
   double clip_grad_value = 0;
   // With early stopping (patience above 0): the weights of the epoch with the best watched loss
   // (validation, else training) are the ones Fit leaves in the module.
+
+  // Resuming: the epochs a run before this one trained. This run's epochs are numbered on from
+  // start_epoch + 1, its shuffles continue that run's (with shuffling on), and the schedule goes
+  // on from its position, with `lr_schedule_state` (LrSchedule::State; null: none).
+  int start_epoch = 0;
+  nlohmann::json lr_schedule_state;
 };
 
 // Training examples ready for the model: inputs shaped for it, targets shaped for the loss.
@@ -59,6 +65,7 @@ struct EpochStats {
   double samples_per_second = 0;
   double allreduce_seconds = 0;  // this epoch's time in the gradient all-reduce (with > 1 rank)
   double lr = 0;                 // the learning rate of the epoch's last step
+  nlohmann::json lr_schedule_state;  // where the schedule stands after the epoch (LrSchedule::State)
 };
 
 // The CRC-32 of the parameters' bytes (float32, in order), to compare weights across processes.
@@ -87,6 +94,10 @@ struct TrainResult {
   // With early stopping: the epoch whose weights the module holds (the best one), 1-based; 0
   // without early stopping (the last epoch's weights).
   int kept_epoch = 0;
+  nlohmann::json lr_schedule_state;  // where the schedule ended (LrSchedule::State)
+
+  // The statistics of epoch `epoch` (numbered as in `epochs`), which must be there.
+  const EpochStats& Epoch(int epoch) const { return epochs.at(epoch - epochs.front().epoch); }
 };
 
 // The training loop: forward, loss, backward, optimizer step, over shuffled mini-batches for a
