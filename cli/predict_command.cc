@@ -39,8 +39,8 @@ void SetupPredictCommand(CLI::App& app) {
   c->add_option("--batch-size,-b", f.job.batch_size, "Rows per forward pass (default 1024)")
       ->check(CLI::PositiveNumber);
   f.prediction_opt = c->add_option("--prediction", f.prediction,
-                                   "argmax, vector or probabilities (default: the model's)")
-                         ->check(CLI::IsMember({"argmax", "vector", "probabilities"}));
+                                   "argmax, vector, probabilities or class (default: the model's)")
+                         ->check(CLI::IsMember({"argmax", "vector", "probabilities", "class"}));
   c->add_option("--threads,-t", f.job.threads, "CPU threads (default: OMP_NUM_THREADS, else 1)")
       ->check(CLI::PositiveNumber);
   c->add_option("--device", f.job.device, "cpu, cuda or cuda:N (default cpu)");

@@ -156,8 +156,8 @@ void SetupTrainCommand(CLI::App& app) {
   c->add_flag("--predict", f.job.predict, "Write a prediction record for every input row")
       ->group("Output");
   f.prediction_opt = c->add_option("--prediction", f.prediction,
-                                   "argmax, vector or probabilities (default: by loss)")
-                         ->check(CLI::IsMember({"argmax", "vector", "probabilities"}))
+                                   "argmax, vector, probabilities or class (default: by loss)")
+                         ->check(CLI::IsMember({"argmax", "vector", "probabilities", "class"}))
                          ->group("Output");
   c->add_option("--metrics", f.job.metrics_path, "Write per-epoch metrics as JSON lines to this file")
       ->group("Output");

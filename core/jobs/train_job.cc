@@ -10,9 +10,10 @@
 #include "core/data/input_files.h"
 #include "core/device.h"
 #include "core/jobs/model_plan.h"
-#include "core/model/model_file.h"
-#include "core/model/spec_compiler.h"
 #include "core/jobs/train_mode.h"
+#include "core/model/model_file.h"
+#include "core/model/shape.h"
+#include "core/model/spec_compiler.h"
 #include "core/net/errors.h"
 #include "core/train/epoch_progress.h"
 #include "core/train/examples.h"
@@ -36,6 +37,8 @@ json RankEpochJson(const EpochStats& s) {
   json j = EpochJson(s);
   j["steps"] = s.steps;
   j["lr"] = s.lr;
+  for (const auto& [name, value] : s.train_metrics) j["train_" + name] = value;
+  for (const auto& [name, value] : s.validation_metrics) j["validation_" + name] = value;
   if (s.allreduce_seconds > 0) j["allreduce_seconds"] = s.allreduce_seconds;
   return j;
 }
@@ -228,6 +231,7 @@ TrainOptions ResumeOptions(const JobOutput& o, const TrainMode& mode, torch::opt
                            const std::vector<torch::Tensor>& params) {
   TrainOptions train = o.options.train;
   train.lr_schedule = o.plan.lr_schedule_spec;
+  train.outputs = Product(o.plan.output_shape);
   const std::optional<Manifest>& trained = o.plan.manifest;
   if (!mode.plans_model() || !trained || o.options.fresh_optimizer) return train;
   const std::string& path = o.options.model.model_path;
@@ -297,7 +301,10 @@ void Fit(const JobOutput& o, Fitted& fitted, Communicator& comm, TrainMode& mode
     const json epoch = RankEpochJson(stats);
     fitted.history.push_back(epoch);
     if (rank == 0) {
-      spdlog::info("{}", ProgressLine(ProgressOf(stats, last)));
+      EpochProgress progress = ProgressOf(stats, last);
+      progress.train_metrics = stats.train_metrics;
+      progress.validation_metrics = stats.validation_metrics;
+      spdlog::info("{}", ProgressLine(progress));
       if (options.report_epoch && mode.reports_epochs()) {
         json report = epoch;
         report["epochs"] = last;
@@ -398,6 +405,7 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out, Tra
   torch::jit::Module& module = *plan.module;
   module.to(device);
 
+  if (const std::string why = loss.CheckOutputs(plan.output_shape); !why.empty()) throw SpecError(why);
   const Split split = SplitRows(rows.data, options, plan, loss, no_label);
   const PredictionKind prediction = options.prediction.value_or(DefaultPrediction(loss.name()));
   Fitted fitted;

@@ -157,6 +157,21 @@ std::vector<double> SpecFields::NumberList(const char* key, size_t n, double min
   return out;
 }
 
+std::vector<double> SpecFields::Numbers(const char* key, double min_value) {
+  const json* v = Find(key);
+  if (!v) return {};
+  const std::string want = "must be a non-empty list of numbers >= " + json(min_value).dump() + ", got ";
+  if (!v->is_array() || v->empty()) Fail(key, want + Shown(*v));
+  std::vector<double> out;
+  for (const json& e : *v) {
+    if (!e.is_number() || !std::isfinite(e.get<double>()) || e.get<double>() < min_value) {
+      Fail(key, want + Shown(*v));
+    }
+    out.push_back(e.get<double>());
+  }
+  return out;
+}
+
 void SpecFields::Done() const {
   for (auto it = object_.begin(); it != object_.end(); ++it) {
     if (read_.count(it.key()) == 0) {

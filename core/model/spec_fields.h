@@ -39,6 +39,9 @@ class SpecFields {
   std::vector<double> NumberList(const char* key, size_t n, double min_value, double max_value,
                                  const std::vector<double>& fallback);
 
+  // A non-empty list of numbers, each >= min_value, of any length; empty when absent or null.
+  std::vector<double> Numbers(const char* key, double min_value);
+
   // Throws SpecError for the first field not read (other than "type").
   void Done() const;
 

@@ -26,8 +26,10 @@ std::string ProgressLine(const EpochProgress& p) {
   if (p.epochs > 0) line += "/" + std::to_string(p.epochs);
   line += ": loss " + Fixed(p.train_loss, 4);
   if (p.train_accuracy) line += " accuracy " + Fixed(*p.train_accuracy, 4);
+  for (const auto& [name, value] : p.train_metrics) line += " " + name + " " + Fixed(value, 4);
   if (p.validation_loss) line += " val_loss " + Fixed(*p.validation_loss, 4);
   if (p.validation_accuracy) line += " val_accuracy " + Fixed(*p.validation_accuracy, 4);
+  for (const auto& [name, value] : p.validation_metrics) line += " val_" + name + " " + Fixed(value, 4);
   line += " | ";
   if (p.workers > 0) line += std::to_string(p.workers) + (p.workers == 1 ? " worker, " : " workers, ");
   line += std::to_string(static_cast<int64_t>(p.samples_per_second)) + " samples/s, " +
@@ -61,6 +63,10 @@ std::optional<EpochProgress> EpochProgressFromJson(const nlohmann::json& j) {
   p.train_accuracy = Number(j, "train_accuracy");
   p.validation_loss = Number(j, "validation_loss");
   p.validation_accuracy = Number(j, "validation_accuracy");
+  for (const std::string& name : MetricNames()) {
+    if (auto v = Number(j, ("train_" + name).c_str())) p.train_metrics.emplace_back(name, *v);
+    if (auto v = Number(j, ("validation_" + name).c_str())) p.validation_metrics.emplace_back(name, *v);
+  }
   p.samples_per_second = Number(j, "samples_per_second").value_or(0);
   p.elapsed = Number(j, "elapsed").value_or(0);
   return p;

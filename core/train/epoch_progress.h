@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/train/metrics.h"
+
 namespace sparktorch {
 
 // One epoch as a person following a job reads it: the line that `train` (rank 0), the tracker
@@ -17,6 +19,8 @@ struct EpochProgress {
   std::optional<double> train_accuracy;
   std::optional<double> validation_loss;
   std::optional<double> validation_accuracy;
+  MetricList train_metrics;       // the loss's others (precision, mse, ...), as MetricSums gives
+  MetricList validation_metrics;
   int workers = 0;                // hogwild: the workers that reported the epoch; 0: not shown
   double samples_per_second = 0;  // the world's: every rank's or worker's rows
   double elapsed = 0;             // seconds since training started
@@ -61,13 +65,15 @@ nlohmann::json EpochJson(const Epoch& e) {
 
 // "epoch 3/10: loss 0.3270 accuracy 0.8794 val_loss 0.3502 val_accuracy 0.8727 | 19217
 // samples/s, 4.1 s elapsed, ETA 9.6 s" (on one line). The accuracies and validation numbers
-// appear when present; "/10" when the number of epochs is known; "2 workers, " before the
+// appear when present, each followed by the other metrics ("precision 0.9120 recall ...",
+// "val_mse 0.0213 ..."); "/10" when the number of epochs is known; "2 workers, " before the
 // samples/s when `workers` is set. The ETA, the mean epoch time so far times the epochs left,
 // appears when the epochs are known and this is not the last.
 std::string ProgressLine(const EpochProgress& progress);
 
 // Reads an epoch's metrics as `--metrics` writes them (epoch, train_loss, train_accuracy,
-// validation_loss, validation_accuracy, samples_per_second, elapsed) plus `epochs`, the number
+// validation_loss, validation_accuracy, train_NAME and validation_NAME for MetricNames(),
+// samples_per_second, elapsed) plus `epochs`, the number
 // planned. Returns nullopt when `j` is not an object with a positive integer `epoch` and a
 // `train_loss` that is a number (or null: NaN, a loss over no rows); other fields that are
 // absent or of another type are left out.

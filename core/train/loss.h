@@ -11,7 +11,9 @@
 namespace sparktorch {
 
 // A loss function from a spec: "cross_entropy" or {"type": "cross_entropy", "label_smoothing":
-// 0.1}. Known: cross_entropy, nll, mse, l1, smooth_l1 (beta), bce, bce_with_logits.
+// 0.1}. Known: cross_entropy (label_smoothing, weight), nll (weight), mse, l1, smooth_l1 (beta),
+// bce, bce_with_logits (pos_weight), with torch.nn's meanings: `weight` one number per class
+// (imbalanced classes), `pos_weight` one per output (the weight of a positive target).
 class Loss {
  public:
   // Throws SpecError naming the field at fault.
@@ -35,10 +37,16 @@ class Loss {
   std::string CheckLabel(const std::vector<float>& label,
                          const std::vector<int64_t>& output_shape) const;
 
+  // Checks the weights against a model with `output_shape` per row. Returns an empty string
+  // when fine, else what is wrong ("loss (cross_entropy): \"weight\" has 3 numbers for 10 classes").
+  std::string CheckOutputs(const std::vector<int64_t>& output_shape) const;
+
  private:
   std::string name_;
   double label_smoothing_ = 0;  // cross_entropy
   double beta_ = 1.0;           // smooth_l1
+  std::vector<double> weight_;      // cross_entropy, nll: per class; empty: none
+  std::vector<double> pos_weight_;  // bce_with_logits: per output; empty: none
 };
 
 }  // namespace sparktorch

@@ -13,6 +13,7 @@ std::optional<PredictionKind> ParsePredictionKind(std::string_view name) {
   if (name == "argmax") return PredictionKind::kArgmax;
   if (name == "vector") return PredictionKind::kVector;
   if (name == "probabilities") return PredictionKind::kProbabilities;
+  if (name == "class") return PredictionKind::kClass;
   return std::nullopt;
 }
 
@@ -24,13 +25,15 @@ const char* PredictionKindName(PredictionKind kind) {
       return "vector";
     case PredictionKind::kProbabilities:
       return "probabilities";
+    case PredictionKind::kClass:
+      return "class";
   }
   return "argmax";
 }
 
 PredictionKind DefaultPrediction(const std::string& loss) {
   if (loss == "cross_entropy" || loss == "nll") return PredictionKind::kArgmax;
-  if (loss == "bce" || loss == "bce_with_logits") return PredictionKind::kProbabilities;
+  if (loss == "bce" || loss == "bce_with_logits") return PredictionKind::kClass;
   return PredictionKind::kVector;
 }
 
@@ -46,9 +49,15 @@ Predictor::Predictor(torch::jit::Module module, c10::Device device,
     probability_ = "sigmoid";
   } else if (loss == "bce") {
     probability_ = "identity";
-  } else if (kind == PredictionKind::kProbabilities) {
-    throw UsageError("--prediction probabilities needs a classifier; this model was trained with " +
-                     loss + " (use --prediction vector)");
+  } else if (kind == PredictionKind::kProbabilities || kind == PredictionKind::kClass) {
+    throw UsageError(std::string("--prediction ") + PredictionKindName(kind) +
+                     " needs a classifier; this model was trained with " + loss +
+                     " (use --prediction vector)");
+  }
+  // A multi-class model's class is its argmax; a binary (or multi-label) one's, each output's
+  // probability against 0.5.
+  if (kind_ == PredictionKind::kClass && (probability_ == "softmax" || probability_ == "exp")) {
+    kind_ = PredictionKind::kArgmax;
   }
 }
 
@@ -71,7 +80,10 @@ void Predictor::Predict(const torch::Tensor& features,
     }
     return;
   }
-  if (kind_ == PredictionKind::kProbabilities) {
+  if (kind_ == PredictionKind::kClass) {
+    // sigmoid(x) >= 0.5 exactly when x >= 0.
+    out = out.ge(probability_ == "sigmoid" ? 0.0 : 0.5).to(torch::kFloat32);
+  } else if (kind_ == PredictionKind::kProbabilities) {
     if (probability_ == "softmax") {
       out = torch::softmax(out, 1);
     } else if (probability_ == "exp") {

@@ -18,15 +18,17 @@ namespace sparktorch {
 //   kArgmax        the index of the largest output (a class), SparkTorch's default;
 //   kVector        every output, comma-separated (SparkTorch's useVectorOut; a regression's value);
 //   kProbabilities the outputs turned into probabilities for the model's loss (softmax after
-//                  cross_entropy, exp after nll's log-probabilities, sigmoid after bce_with_logits).
-enum class PredictionKind { kArgmax, kVector, kProbabilities };
+//                  cross_entropy, exp after nll's log-probabilities, sigmoid after bce_with_logits);
+//   kClass         the class: for bce and bce_with_logits 1 or 0 per output (its probability at
+//                  least 0.5 or not), for cross_entropy and nll the argmax.
+enum class PredictionKind { kArgmax, kVector, kProbabilities, kClass };
 
-// "argmax", "vector", "probabilities"; nullopt otherwise.
+// "argmax", "vector", "probabilities", "class"; nullopt otherwise.
 std::optional<PredictionKind> ParsePredictionKind(std::string_view name);
 const char* PredictionKindName(PredictionKind kind);
 
 // The prediction a model trained with `loss` gives by default: argmax for cross_entropy and
-// nll, probabilities for bce and bce_with_logits, the vector otherwise (a regression's values).
+// nll, the class for bce and bce_with_logits, the vector otherwise (a regression's values).
 PredictionKind DefaultPrediction(const std::string& loss);
 
 // Runs a model over batches of rows in evaluation mode and formats one line of text per row.
@@ -35,7 +37,7 @@ class Predictor {
  public:
   // `loss` is the loss the model was trained with ("" when unknown: a model from Python), which
   // decides how outputs become probabilities. Throws UsageError when `kind` makes no sense for
-  // it (probabilities of a regression).
+  // it (probabilities or classes of a regression).
   Predictor(torch::jit::Module module, c10::Device device, std::vector<int64_t> input_shape,
             PredictionKind kind, const std::string& loss);
 

@@ -10,6 +10,7 @@
 
 #include "core/train/early_stopping.h"
 #include "core/train/lr_schedule.h"
+#include "core/train/metrics.h"
 #include "formats/error.h"
 
 namespace sparktorch {
@@ -130,27 +131,41 @@ torch::Tensor Trainer::Forward(const torch::Tensor& inputs) {
   return module_.forward({inputs}).toTensor();
 }
 
-std::pair<double, std::optional<double>> Trainer::Evaluate(const Examples& data) {
+MetricSums Trainer::NewMetrics(const Examples& data) const {
+  int64_t outputs = options_.outputs;
+  if (outputs <= 0 && !loss_.takes_class_index() && data.targets.defined() && data.targets.dim() > 1) {
+    outputs = data.targets.numel() / std::max<int64_t>(data.targets.size(0), 1);
+    if (data.targets.size(0) == 0) {
+      outputs = 1;
+      for (int64_t d = 1; d < data.targets.dim(); ++d) outputs *= data.targets.size(d);
+    }
+  }
+  return MetricSums(loss_.name(), outputs);
+}
+
+std::pair<double, std::optional<double>> Trainer::Evaluate(const Examples& data, MetricList* others) {
   torch::NoGradGuard no_grad;
   module_.eval();
-  // Sums over this rank's rows: loss, correct predictions, rows.
-  double sums[3] = {0, 0, 0};
+  // Sums over this rank's rows: loss, rows.
+  double sums[2] = {0, 0};
+  MetricSums metrics = NewMetrics(data);
   constexpr int64_t kEvalBatch = 1024;
-  for (int64_t start = 0; start < data.rows(); start += kEvalBatch) {
-    int64_t n = std::min(kEvalBatch, data.rows() - start);
+  const int64_t rows = data.inputs.defined() ? data.rows() : 0;
+  for (int64_t start = 0; start < rows; start += kEvalBatch) {
+    int64_t n = std::min(kEvalBatch, rows - start);
     torch::Tensor x = data.inputs.narrow(0, start, n).to(device_);
     torch::Tensor y = data.targets.narrow(0, start, n).to(device_);
     torch::Tensor out = Forward(x);
     sums[0] += loss_.Compute(out, y).item<double>() * n;
-    if (loss_.takes_class_index()) sums[1] += out.argmax(1).eq(y).sum().item<double>();
-    sums[2] += n;
+    metrics.Add(out, y);
+    sums[1] += n;
   }
   module_.train();
-  comm_.AllreduceSum(sums, 3);
-  if (sums[2] == 0) return {std::numeric_limits<double>::quiet_NaN(), std::nullopt};
-  std::optional<double> accuracy;
-  if (loss_.takes_class_index()) accuracy = sums[1] / sums[2];
-  return {sums[0] / sums[2], accuracy};
+  comm_.AllreduceSum(sums, 2);
+  comm_.AllreduceSum(metrics.sums().data(), metrics.sums().size());
+  if (sums[1] == 0) return {std::numeric_limits<double>::quiet_NaN(), std::nullopt};
+  if (others) *others = metrics.Others();
+  return {sums[0] / sums[1], metrics.Accuracy()};
 }
 
 void Trainer::SetRate(double lr, const std::optional<double>& momentum) {
@@ -194,7 +209,7 @@ void Trainer::RestoreWeights(const std::vector<torch::Tensor>& kept) {
 
 Trainer::StepsDone Trainer::TrainSteps(const Examples& train, const torch::Tensor& order, int epoch,
                                        int64_t steps, int64_t batch, const LrSchedule& schedule,
-                                       double sums[3]) {
+                                       double sums[2], MetricSums& metrics) {
   const int64_t rows = train.rows();
   StepsDone done;
   done.lr = schedule.Lr(epoch, 0);
@@ -217,11 +232,8 @@ Trainer::StepsDone Trainer::TrainSteps(const Examples& train, const torch::Tenso
       loss.backward();
       step_loss = loss.item<double>();
       sums[0] += step_loss * n;
-      if (loss_.takes_class_index()) {
-        torch::NoGradGuard no_grad;
-        sums[1] += out.argmax(1).eq(y).sum().item<double>();
-      }
-      sums[2] += n;
+      metrics.Add(out, y);
+      sums[1] += n;
     }
     // A step where no rank had rows changes nothing (and every rank skips it alike).
     bool step_rows = true;
@@ -237,7 +249,7 @@ Trainer::StepsDone Trainer::TrainSteps(const Examples& train, const torch::Tenso
     // -v: ten progress lines an epoch.
     if (steps >= 10 && (step + 1) % (steps / 10) == 0 && spdlog::should_log(spdlog::level::debug)) {
       spdlog::debug("epoch {} step {}/{}: mean loss so far {:.4f}", epoch, step + 1, steps,
-                    sums[2] > 0 ? sums[0] / sums[2] : 0.0);
+                    sums[1] > 0 ? sums[0] / sums[1] : 0.0);
     }
     if (hooks_ && hooks_->stop_requested()) break;
   }
@@ -279,20 +291,23 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
     const int index = epoch - first;  // in this run, from 0
     const bool new_round = index % options_.epochs == 0 && index > 0;
     if (options_.shuffle || new_round) order = torch::randperm(rows, generator, torch::kLong);
-    // Sums over this rank's rows: loss, correct predictions, rows.
-    double sums[3] = {0, 0, 0};
-    const StepsDone done = TrainSteps(train, order, epoch, steps, batch, schedule, sums);
-    comm_.AllreduceSum(sums, 3);
+    // Sums over this rank's rows: loss, rows; and the loss's metrics.
+    double sums[2] = {0, 0};
+    MetricSums metrics = NewMetrics(train);
+    const StepsDone done = TrainSteps(train, order, epoch, steps, batch, schedule, sums, metrics);
+    comm_.AllreduceSum(sums, 2);
+    comm_.AllreduceSum(metrics.sums().data(), metrics.sums().size());
 
     EpochStats stats;
     stats.epoch = epoch;
-    stats.rows = static_cast<int64_t>(sums[2]);
+    stats.rows = static_cast<int64_t>(sums[1]);
     stats.steps = steps;
     stats.lr = done.lr;
-    stats.train_loss = sums[2] > 0 ? sums[0] / sums[2] : std::numeric_limits<double>::quiet_NaN();
-    if (loss_.takes_class_index() && sums[2] > 0) stats.train_accuracy = sums[1] / sums[2];
+    stats.train_loss = sums[1] > 0 ? sums[0] / sums[1] : std::numeric_limits<double>::quiet_NaN();
+    stats.train_accuracy = metrics.Accuracy();
+    stats.train_metrics = metrics.Others();
     if (validate) {
-      auto [loss, accuracy] = Evaluate(validation);
+      auto [loss, accuracy] = Evaluate(validation, &stats.validation_metrics);
       stats.validation_loss = loss;
       stats.validation_accuracy = accuracy;
       stats.validation_rows = validation.inputs.defined() ? validation.rows() : 0;

@@ -13,6 +13,7 @@
 
 #include "core/dist/communicator.h"
 #include "core/train/loss.h"
+#include "core/train/metrics.h"
 
 namespace sparktorch {
 
@@ -34,6 +35,7 @@ struct TrainOptions {
   // worker's push), as torch.nn.utils.clip_grad_norm_ (L2) and clip_grad_value_; 0: off.
   double clip_grad_norm = 0;
   double clip_grad_value = 0;
+  int64_t outputs = 0;  // a row's outputs (the classes), for the metrics; 0: from the targets
   // With early stopping (patience above 0): the weights of the epoch with the best watched loss
   // (validation, else training) are the ones Fit leaves in the module.
 
@@ -56,10 +58,12 @@ struct EpochStats {
   int64_t rows = 0;
   int64_t steps = 0;
   double train_loss = 0;
-  std::optional<double> train_accuracy;  // classification only
+  std::optional<double> train_accuracy;  // classification and binary
+  MetricList train_metrics;              // the loss's others (core/train/metrics.h)
   std::optional<double> validation_loss;
   int64_t validation_rows = 0;  // this rank's
   std::optional<double> validation_accuracy;
+  MetricList validation_metrics;
   double seconds = 0;  // this epoch
   double elapsed = 0;  // since training started
   double samples_per_second = 0;
@@ -124,7 +128,8 @@ class Trainer {
 
   // Mean loss and (for classification) accuracy of the module on `data`, in evaluation mode.
   // Sums over all ranks.
-  std::pair<double, std::optional<double>> Evaluate(const Examples& data);
+  // Sums over all ranks. `others`, when given, gets the loss's other metrics (MetricSums).
+  std::pair<double, std::optional<double>> Evaluate(const Examples& data, MetricList* others = nullptr);
 
  private:
   torch::Tensor Forward(const torch::Tensor& inputs);
@@ -134,8 +139,11 @@ class Trainer {
   };
   // The `steps` steps of one epoch over the rows in `order`, `batch` rows each; adds this rank's
   // loss, correct predictions and rows to `sums`.
+  // loss and rows to `sums`, the batches' metrics to `metrics`.
   StepsDone TrainSteps(const Examples& train, const torch::Tensor& order, int epoch, int64_t steps,
-                       int64_t batch, const LrSchedule& schedule, double sums[3]);
+                       int64_t batch, const LrSchedule& schedule, double sums[2], MetricSums& metrics);
+  // The metrics of the loss over a row's outputs (options_.outputs, else the targets' width).
+  MetricSums NewMetrics(const Examples& data) const;
   // Makes every parameter a view of one flat buffer and every gradient a view of another, so
   // that one all-reduce moves all gradients. Then broadcasts rank 0's weights and buffers.
   void Flatten();

@@ -102,11 +102,14 @@ def predict_command(candidates, global_flags, *, model_path, vector_out, probabi
                     batch_size=1024, threads=1, device="cpu", on_bad_row="fail"):
     """The command of a prediction task: rows of the `vector` format on stdin, exactly one line
     on stdout for each (empty for a row skipped under on_bad_row="skip"), in order: the
-    model's outputs, comma-separated (the probabilities with `probabilities`)."""
+    model's outputs, comma-separated, with `vector_out` (the probabilities with
+    `probabilities`), else the model's own prediction (a class index, a binary classifier's 0
+    or 1, a regression's outputs)."""
+    kind = ["--prediction", "probabilities"] if probabilities else (
+        ["--prediction", "vector"] if vector_out else [])
     return launcher(candidates) + list(global_flags) + [
         "predict", "--model", model_path, "--format", "vector", "--on-bad-row", on_bad_row,
-        "--batch-size", str(batch_size), "--threads", str(threads), "--device", device,
-        "--prediction", "probabilities" if probabilities else "vector"]
+        "--batch-size", str(batch_size), "--threads", str(threads), "--device", device] + kind
 
 
 def prediction_value(text, vector_out):

@@ -142,6 +142,31 @@ TEST(Loss, ComputesTorchsLosses) {
   EXPECT_NEAR(Loss::FromSpec("l1").Compute(out, target).item<double>(), 4.0 / 6, 1e-6);
 }
 
+TEST(Loss, ClassWeightsAndPosWeightAsTorchNn) {
+  const torch::Tensor out = torch::tensor({{2.0f, 0.5f, -1.0f}, {0.1f, 0.2f, 3.0f}});
+  const torch::Tensor classes = torch::tensor({0, 2}, torch::kLong);
+  // nn.CrossEntropyLoss(weight=w): sum_i w[y_i] * loss_i / sum_i w[y_i].
+  Loss weighted = Loss::FromSpec(json::parse(R"({"type": "cross_entropy", "weight": [3, 1, 0.5]})"));
+  const torch::Tensor per_row = -torch::log_softmax(out, 1).gather(1, classes.unsqueeze(1)).squeeze(1);
+  EXPECT_NEAR(weighted.Compute(out, classes).item<double>(),
+              ((3 * per_row[0] + 0.5 * per_row[1]) / 3.5).item<double>(), 1e-6);
+  EXPECT_EQ(weighted.ToJson(), json::parse(R"({"type": "cross_entropy", "label_smoothing": 0.0,
+                                              "weight": [3.0, 1.0, 0.5]})"));
+  // nn.BCEWithLogitsLoss(pos_weight=p): -(p y log s(x) + (1 - y) log(1 - s(x))), averaged.
+  Loss positive = Loss::FromSpec(json::parse(R"({"type": "bce_with_logits", "pos_weight": [4, 1, 1]})"));
+  const torch::Tensor targets = torch::tensor({{1.0f, 0.0f, 1.0f}, {0.0f, 1.0f, 0.0f}});
+  const torch::Tensor p = torch::tensor({4.0f, 1.0f, 1.0f});
+  const torch::Tensor want = -(p * targets * torch::log_sigmoid(out) + (1 - targets) * torch::log_sigmoid(-out));
+  EXPECT_NEAR(positive.Compute(out, targets).item<double>(), want.mean().item<double>(), 1e-6);
+  EXPECT_EQ(positive.CheckOutputs({3}), "");
+  EXPECT_EQ(positive.CheckOutputs({2}), "loss (bce_with_logits): \"pos_weight\" has 3 numbers for 2 outputs");
+  EXPECT_EQ(weighted.CheckOutputs({10}), "loss (cross_entropy): \"weight\" has 3 numbers for 10 classes");
+  EXPECT_EQ(LossErrorOf(json::parse(R"({"type": "nll", "weight": []})")),
+            "loss (nll): \"weight\" must be a non-empty list of numbers >= 0.0, got []");
+  EXPECT_EQ(LossErrorOf(json::parse(R"({"type": "mse", "weight": [1]})")),
+            "loss (mse): unknown field \"weight\"");
+}
+
 TEST(Loss, CheckLabelAcceptsGoodLabels) {
   EXPECT_EQ(Loss::FromSpec("cross_entropy").CheckLabel({9}, {10}), "");
   EXPECT_EQ(Loss::FromSpec("nll").CheckLabel({0}, {10}), "");
@@ -579,6 +604,18 @@ TEST(Predictor, ProbabilitiesAreExpAfterNllAndSigmoidAfterBceWithLogits) {
   EXPECT_EQ(PredictLines(bce, row), (std::vector<std::string>{"0.5,0.9241418,0.11920292"}));
 }
 
+TEST(Predictor, ClassOfABinaryModelIsItsProbabilityAgainstOneHalf) {
+  torch::Tensor rows = torch::tensor({{0.0f, 2.0f}, {3.0f, 1.0f}});  // outputs {0, 2.5, -2}, {3, 1.5, 0}
+  // Logits: a probability of at least 0.5 is a logit of at least 0.
+  Predictor logits(KnownLinear(), torch::kCPU, {2}, PredictionKind::kClass, "bce_with_logits");
+  EXPECT_EQ(PredictLines(logits, rows), (std::vector<std::string>{"1,1,0", "1,1,1"}));
+  Predictor probabilities(KnownLinear(), torch::kCPU, {2}, PredictionKind::kClass, "bce");
+  EXPECT_EQ(PredictLines(probabilities, rows), (std::vector<std::string>{"0,1,0", "1,1,0"}));
+  // A multi-class model's class is its argmax.
+  Predictor multi(KnownLinear(), torch::kCPU, {2}, PredictionKind::kClass, "cross_entropy");
+  EXPECT_EQ(PredictLines(multi, rows), (std::vector<std::string>{"1", "0"}));
+}
+
 TEST(Predictor, RefusesProbabilitiesOfARegression) {
   try {
     Predictor predictor(KnownLinear(), torch::kCPU, {2}, PredictionKind::kProbabilities, "mse");
@@ -586,6 +623,14 @@ TEST(Predictor, RefusesProbabilitiesOfARegression) {
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()),
               "--prediction probabilities needs a classifier; this model was trained with mse "
+              "(use --prediction vector)");
+  }
+  try {
+    Predictor predictor(KnownLinear(), torch::kCPU, {2}, PredictionKind::kClass, "l1");
+    FAIL() << "no UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "--prediction class needs a classifier; this model was trained with l1 "
               "(use --prediction vector)");
   }
 }
@@ -602,8 +647,9 @@ TEST(Predictor, ReshapesRowsToTheInputShape) {
 TEST(Predictor, DefaultPredictionFollowsTheLoss) {
   EXPECT_EQ(DefaultPrediction("cross_entropy"), PredictionKind::kArgmax);
   EXPECT_EQ(DefaultPrediction("nll"), PredictionKind::kArgmax);
-  EXPECT_EQ(DefaultPrediction("bce"), PredictionKind::kProbabilities);
-  EXPECT_EQ(DefaultPrediction("bce_with_logits"), PredictionKind::kProbabilities);
+  EXPECT_EQ(DefaultPrediction("bce"), PredictionKind::kClass);
+  EXPECT_EQ(DefaultPrediction("bce_with_logits"), PredictionKind::kClass);
+  EXPECT_EQ(ParsePredictionKind("class"), PredictionKind::kClass);
   EXPECT_EQ(DefaultPrediction("mse"), PredictionKind::kVector);
   EXPECT_EQ(ParsePredictionKind("vector"), PredictionKind::kVector);
   EXPECT_EQ(ParsePredictionKind("probability"), std::nullopt);

@@ -1,0 +1,54 @@
+#ifndef SPARKTORCH_CORE_TRAIN_METRICS_H_
+#define SPARKTORCH_CORE_TRAIN_METRICS_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <torch/types.h>
+
+namespace sparktorch {
+
+// Named metrics in the order progress lines show them: {"precision", 0.91}, ...
+using MetricList = std::vector<std::pair<std::string, double>>;
+
+// The names a task's metrics can have besides accuracy, in that order (for readers of
+// --metrics JSON: train_NAME, validation_NAME).
+const std::vector<std::string>& MetricNames();
+
+// The metrics that fit a loss, summed over batches as plain numbers so that ranks can all-reduce
+// them (sums()) before Finish:
+//   classification (cross_entropy, nll): accuracy, and top5_accuracy with more than 10 classes;
+//   binary (bce, bce_with_logits; each output a 0/1 target, multi-label pooled): accuracy,
+//     precision, recall (at probability 0.5) and auc (ROC AUC from 4096-bin histograms of the
+//     predicted probability; ties within a bin count half, as equal scores do);
+//   regression (mse, l1, smooth_l1): mse, mae and r2 (R², the mean over outputs of
+//     1 - SSE/SST, as sklearn's r2_score with uniform_average).
+class MetricSums {
+ public:
+  // `loss`: the loss's name. `outputs`: a row's outputs (the classes of a classifier).
+  MetricSums(const std::string& loss, int64_t outputs);
+
+  // A batch: the model's outputs [rows, outputs] and the targets as the loss takes them.
+  void Add(const torch::Tensor& output, const torch::Tensor& target);
+
+  // Every sum, to all-reduce in place.
+  std::vector<double>& sums() { return sums_; }
+
+  // Accuracy (classification and binary), when there were rows.
+  std::optional<double> Accuracy() const;
+  // The others (MetricNames' order), when there were rows.
+  MetricList Others() const;
+
+ private:
+  enum class Task { kClasses, kBinary, kRegression };
+  Task task_;
+  bool logits_ = false;  // binary: sigmoid before thresholds
+  int64_t outputs_;
+  std::vector<double> sums_;
+};
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_CORE_TRAIN_METRICS_H_
