@@ -23,6 +23,22 @@ struct NamedState {
 
 std::string Key(const torch::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
 
+// Adam's and AdamW's states have the same fields under two types.
+template <typename State, typename Put>
+void NameAdam(State& a, const Put& put, NamedState* n) {
+  n->step = a.step();
+  put("exp_avg", a.exp_avg());
+  put("exp_avg_sq", a.exp_avg_sq());
+  put("max_exp_avg_sq", a.max_exp_avg_sq());
+}
+
+template <typename State, typename Get>
+std::unique_ptr<torch::optim::OptimizerParamState> AdamFromNamed(int64_t step, const Get& get) {
+  auto s = std::make_unique<State>();
+  s->step(step).exp_avg(get("exp_avg")).exp_avg_sq(get("exp_avg_sq")).max_exp_avg_sq(get("max_exp_avg_sq"));
+  return s;
+}
+
 // The state of one parameter by name, from LibTorch's param state of the optimizer's type.
 NamedState Named(const std::string& type, torch::optim::OptimizerParamState& s) {
   NamedState n;
@@ -32,17 +48,9 @@ NamedState Named(const std::string& type, torch::optim::OptimizerParamState& s) 
   if (type == "sgd") {
     put("momentum_buffer", static_cast<torch::optim::SGDParamState&>(s).momentum_buffer());
   } else if (type == "adam") {
-    auto& a = static_cast<torch::optim::AdamParamState&>(s);
-    n.step = a.step();
-    put("exp_avg", a.exp_avg());
-    put("exp_avg_sq", a.exp_avg_sq());
-    put("max_exp_avg_sq", a.max_exp_avg_sq());
+    NameAdam(static_cast<torch::optim::AdamParamState&>(s), put, &n);
   } else if (type == "adamw") {
-    auto& a = static_cast<torch::optim::AdamWParamState&>(s);
-    n.step = a.step();
-    put("exp_avg", a.exp_avg());
-    put("exp_avg_sq", a.exp_avg_sq());
-    put("max_exp_avg_sq", a.max_exp_avg_sq());
+    NameAdam(static_cast<torch::optim::AdamWParamState&>(s), put, &n);
   } else if (type == "rmsprop") {
     auto& r = static_cast<torch::optim::RMSpropParamState&>(s);
     n.step = r.step();
@@ -70,16 +78,8 @@ std::unique_ptr<torch::optim::OptimizerParamState> FromNamed(const std::string& 
     s->momentum_buffer(get("momentum_buffer"));
     return s;
   }
-  if (type == "adam") {
-    auto s = std::make_unique<torch::optim::AdamParamState>();
-    s->step(step).exp_avg(get("exp_avg")).exp_avg_sq(get("exp_avg_sq")).max_exp_avg_sq(get("max_exp_avg_sq"));
-    return s;
-  }
-  if (type == "adamw") {
-    auto s = std::make_unique<torch::optim::AdamWParamState>();
-    s->step(step).exp_avg(get("exp_avg")).exp_avg_sq(get("exp_avg_sq")).max_exp_avg_sq(get("max_exp_avg_sq"));
-    return s;
-  }
+  if (type == "adam") return AdamFromNamed<torch::optim::AdamParamState>(step, get);
+  if (type == "adamw") return AdamFromNamed<torch::optim::AdamWParamState>(step, get);
   if (type == "rmsprop") {
     auto s = std::make_unique<torch::optim::RMSpropParamState>();
     s->step(step).square_avg(get("square_avg")).momentum_buffer(get("momentum_buffer")).grad_avg(get("grad_avg"));
@@ -191,8 +191,8 @@ void LoadOptimizerState(torch::optim::Optimizer& optimizer, const json& spec,
       } else if (v.isTensor()) {
         if (v.toTensor().sizes() != param.sizes()) {
           throw ModelError(name + ": the state " + field_name + " of parameter " + std::to_string(index) +
-                           " has shape " + ShapeText(v.toTensor().sizes().vec()) + ", the parameter " +
-                           ShapeText(param.sizes().vec()));
+                           " has shape [" + ShapeText(v.toTensor().sizes().vec()) + "], the parameter [" +
+                           ShapeText(param.sizes().vec()) + "]");
         }
         named.tensors[field_name] = v.toTensor();
       }
