@@ -103,6 +103,11 @@ void SetupTrainCommand(CLI::App& app) {
                 "(torch.nn.utils.clip_grad_value_); 0: off")
       ->check(CLI::NonNegativeNumber)
       ->group("Training");
+  c->add_option("--lr-scaling", f.job.lr_scaling,
+                "The lr for N synchronous ranks: none (as given), linear (times N) or sqrt (times "
+                "the square root of N); default none")
+      ->check(CLI::IsMember({"none", "linear", "sqrt"}))
+      ->group("Training");
   c->add_option("--checkpoint-every", f.job.checkpoint_every,
                 "Every N epochs, write the model with its optimizer state to --output, for a "
                 "restart with --model; 0: only at the end")

@@ -1,6 +1,7 @@
 #include "core/jobs/train_job.h"
 
 #include <chrono>
+#include <cmath>
 #include <fstream>
 
 #include <spdlog/spdlog.h>
@@ -225,6 +226,15 @@ Manifest TrainedManifest(const JobOutput& o, const Communicator& comm, const jso
   return manifest;
 }
 
+// --lr-scaling: the rate for `ranks` ranks, whose step averages `ranks` times the rows of one.
+void ScaleLr(const std::string& scaling, int ranks, json* optimizer_spec) {
+  if (scaling == "none" || ranks <= 1) return;
+  const double lr = optimizer_spec->at("lr").get<double>();
+  const double factor = scaling == "linear" ? ranks : std::sqrt(static_cast<double>(ranks));
+  (*optimizer_spec)["lr"] = lr * factor;
+  spdlog::info("lr {:g} scaled ({}) for {} ranks: {:g}", lr, scaling, ranks, lr * factor);
+}
+
 // Resuming a model sparktorch trained, unless --fresh-optimizer: its optimizer's state (when the
 // file has one for the same optimizer), the epochs it trained and its schedule's position.
 TrainOptions ResumeOptions(const JobOutput& o, const TrainMode& mode, torch::optim::Optimizer& optimizer,
@@ -375,6 +385,10 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out, Tra
   const auto started = std::chrono::steady_clock::now();
   const c10::Device device = ResolveDevice(options.device);
   CheckValidationFraction(options.validation_fraction);
+  if (options.lr_scaling != "none" && !mode.plans_model()) {
+    throw UsageError("--lr-scaling: a hogwild worker does not step the server's optimizer; it is "
+                     "for synchronous ranks");
+  }
   if (options.checkpoint_every > 0 && !mode.plans_model()) {
     throw UsageError("--checkpoint-every: a hogwild worker does not write the model; the parameter "
                      "server does");
@@ -401,6 +415,7 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out, Tra
     optimizer_spec = CompleteOptimizerSpec(plan.optimizer_spec);
   }
   plan.lr_schedule_spec = CompleteLrScheduleSpec(plan.lr_schedule_spec);
+  ScaleLr(options.lr_scaling, comm.world_size(), &optimizer_spec);
   BuildAfterRows(plan, rows, loss, no_label, device);
   torch::jit::Module& module = *plan.module;
   module.to(device);

@@ -33,6 +33,9 @@ struct TrainJobOptions {
   std::string metrics_path;                  // JSON lines, one per epoch; empty: none
   int checkpoint_every = 0;     // epochs between checkpoints to output_path (rank 0); 0: none
   bool fresh_optimizer = false;  // a trained model's optimizer state, epochs and schedule ignored
+  // The optimizer's lr for N synchronous ranks: "none" (as given), "linear" (times N), "sqrt"
+  // (times the square root of N).
+  std::string lr_scaling = "none";
 
   // Hogwild: the parameter server this worker trains with (mode "hogwild"). The model, loss and
   // optimizer then come from the server; `model` is not used.

@@ -55,7 +55,8 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
                  validationPct=0.0, earlyStopPatience=0, mode="sync", acquireLock=False,
                  pullEvery=1, partitionShuffles=1, useBarrier=True, useVectorOut=False,
                  device="cpu", port=0, verbose=0, loss=None, optimizer=None, lr=None,
-                 lrSchedule=None, clipGradNorm=None, clipGradValue=None, seed=0,
+                 lrSchedule=None, lrScaling="none", clipGradNorm=None,
+                 clipGradValue=None, seed=0,
                  inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
                  timeout=600.0, retries=1, onBadRow="fail"):
         super().__init__()
@@ -68,7 +69,8 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
                   validationPct=0.0, earlyStopPatience=0, mode="sync", acquireLock=False,
                   pullEvery=1, partitionShuffles=1, useBarrier=True, useVectorOut=False,
                   device="cpu", port=0, verbose=0, loss=None, optimizer=None, lr=None,
-                  lrSchedule=None, clipGradNorm=None, clipGradValue=None, seed=0,
+                  lrSchedule=None, lrScaling="none", clipGradNorm=None,
+                  clipGradValue=None, seed=0,
                   inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
                   timeout=600.0, retries=1, onBadRow="fail"):
         """Sets the Params given by keyword; returns this stage."""
@@ -124,6 +126,9 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
 
     def setLrSchedule(self, value):
         return self._set(lrSchedule=value)
+
+    def setLrScaling(self, value):
+        return self._set(lrScaling=value)
 
     def setClipGradNorm(self, value):
         return self._set(clipGradNorm=value)

@@ -130,6 +130,7 @@ class TrainingParams(PredictionParams, HasLabelCol):
     optimizer = _param("optimizer")
     lr = _param("lr")
     lrSchedule = _param("lrSchedule")
+    lrScaling = _param("lrScaling")
     clipGradNorm = _param("clipGradNorm")
     clipGradValue = _param("clipGradValue")
     seed = _param("seed")
@@ -189,6 +190,9 @@ class TrainingParams(PredictionParams, HasLabelCol):
 
     def getLrSchedule(self):
         return self._optional(self.lrSchedule)
+
+    def getLrScaling(self):
+        return self.getOrDefault(self.lrScaling)
 
     def getClipGradNorm(self):
         return self._optional(self.clipGradNorm)

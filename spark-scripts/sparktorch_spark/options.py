@@ -48,6 +48,8 @@ TRAIN_OPTIONS = {
     "lrSchedule": (None, str, "learning-rate schedule: step, multistep, exponential, cosine, "
                    "one_cycle, reduce_on_plateau, none, or a JSON object with its options "
                    "(default: the spec's, else none)"),
+    "lrScaling": ("none", str, "sync: the lr for N tasks: none, linear (times N) or sqrt "
+                  "(times the square root of N)"),
     "clipGradNorm": (None, float, "clip the gradient's L2 norm to this before each step"),
     "clipGradValue": (None, float, "clip each gradient element to [-this, this] before each step"),
     "seed": (0, int, "seed for the initial weights, dropout and shuffling"),
@@ -110,6 +112,10 @@ class TrainOptions:
         if self.optimizer is not None and self.optimizer not in OPTIMIZERS:
             raise OptionError("optimizer must be one of %s, not %r"
                               % (", ".join(OPTIMIZERS), self.optimizer))
+        if self.lrScaling not in ("none", "linear", "sqrt"):
+            raise OptionError("lrScaling must be none, linear or sqrt, not %r" % self.lrScaling)
+        if mode == "hogwild" and self.lrScaling != "none":
+            raise OptionError("lrScaling is for synchronous training (mode=sync)")
         for name in ("clipGradNorm", "clipGradValue"):
             if getattr(self, name) is not None and getattr(self, name) < 0:
                 raise OptionError("%s must be 0 (off) or more, not %g" % (name, getattr(self, name)))
@@ -178,6 +184,8 @@ def train_flags(options, mode, threads):
         args += ["--clip-grad-value", repr(options.clipGradValue)]
     if mode == "sync" and options.earlyStopPatience > 0:
         args += ["--early-stop-patience", str(options.earlyStopPatience)]
+    if mode == "sync" and options.lrScaling != "none":
+        args += ["--lr-scaling", options.lrScaling]
     if mode == "hogwild":
         args += ["--seed", str(options.seed)]  # shuffling and dropout; weights come from serve
     return args

@@ -105,3 +105,28 @@ print(" ".join("%.10g" % e["lr"] for e in json.load(sys.stdin)["manifest"]["hist
 expect_exit 2 "$ERR --lr-schedule one_cycle: a hogwild server cannot know the steps of the run in advance; use cosine (with warmup_epochs) or another epoch schedule" \
   --stdout-empty -- env SPARKTORCH_SECRET=s3cret "$SPARKTORCH" -q serve --mode hogwild -n 1 --model "$MLP" \
   --lr-schedule one_cycle
+
+check "--lr-scaling linear: 2 synchronous ranks step with twice the optimizer's lr"
+export OMPI_MCA_btl_tcp_if_include=lo OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+rm -f tracker.port
+SPARKTORCH_SECRET=s3cret "$SPARKTORCH" -q serve --world-size 2 --listen 127.0.0.1:0 \
+  --port-file tracker.port 2>tracker.err &
+tracker=$!
+wait_port_file "$tracker" tracker.port tracker tracker.err
+for r in 0 1; do
+  output=(); [[ $r == 0 ]] && output=(-o scaled.pt --metrics scaled.metrics)
+  SPARKTORCH_SECRET=s3cret "$SPARKTORCH" train --model "$MLP" --tracker "$(cat tracker.port)" \
+    --rank "$r" --world-size 2 --label-col 0 --epochs 1 --lr-scaling linear "${output[@]}" \
+    <"part$r.csv" >"scaled.$r" 2>"scaled.$r.err" &
+  rank[r]=$!
+done
+for r in 0 1; do wait "${rank[r]}" || fail "rank $r failed: $(tail -3 "scaled.$r.err")"; done
+wait "$tracker" || fail "the tracker failed: $(tail -3 tracker.err)"
+grep -q "lr 0.001 scaled (linear) for 2 ranks: 0.002" scaled.0.err ||
+  fail "no scaling line: $(grep -i lr scaled.0.err | head -3)"
+assert_eq 0.002 "$(field_list scaled.metrics lr)" "the epoch's rate"
+assert_eq 0.002 "$("$SPARKTORCH" inspect scaled.pt --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["manifest"]["optimizer"]["lr"])')" \
+  "the manifest's optimizer lr"
+expect_exit 2 "$ERR --lr-scaling: a hogwild worker does not step the server's optimizer; it is for synchronous ranks" \
+  --stdout-empty -- "$SPARKTORCH" -q train --mode hogwild --server 127.0.0.1:9 --rank 0 --world-size 1 \
+  --lr-scaling sqrt --input "$DATA/train2k.csv"

@@ -98,6 +98,10 @@ class TrainOptionsTest(unittest.TestCase):
         self.assertEqual(self.refusal(onBadRow="ignore"),
                          "onBadRow must be fail or skip, not 'ignore'")
         self.assertEqual(self.refusal(port=70000), "port must be in 0..65535, not 70000")
+        self.assertEqual(self.refusal(lrScaling="square"),
+                         "lrScaling must be none, linear or sqrt, not 'square'")
+        self.assertEqual(self.refusal(mode="hogwild", lrScaling="linear"),
+                         "lrScaling is for synchronous training (mode=sync)")
         self.assertEqual(self.refusal(clipGradValue=-1.0),
                          "clipGradValue must be 0 (off) or more, not -1")
 
@@ -110,7 +114,7 @@ class TrainOptionsTest(unittest.TestCase):
 class FlagsTest(unittest.TestCase):
     SYNC = dict(torchObj=SPEC, iters=3, miniBatch=-1, validationPct=0.25, earlyStopPatience=2,
                 loss="nll", optimizer="sgd", lr=0.05, seed=7, inputShape="784", timeout=1.0,
-                verbose=1, lrSchedule="cosine", clipGradNorm=1.0)
+                verbose=1, lrSchedule="cosine", clipGradNorm=1.0, lrScaling="sqrt")
     HOGWILD = dict(torchObj=SPEC, mode="hogwild", iters=2, acquireLock=True, pullEvery=2,
                    earlyStopPatience=1, partitionShuffles=2, timeout=1.0, port=0, verbose=-1)
 
@@ -120,7 +124,7 @@ class FlagsTest(unittest.TestCase):
                          ["--epochs", "3", "--batch-size", "-1", "--partition-shuffles", "1",
                           "--threads", "2", "--device", "cpu", "--timeout", "1.0",
                           "--validation-pct", "0.25", "--clip-grad-norm", "1.0",
-                          "--early-stop-patience", "2"])
+                          "--early-stop-patience", "2", "--lr-scaling", "sqrt"])
         self.assertEqual(opts.model_flags(o, "model.json", "train_config.json"),
                          ["--model", "model.json", "--seed", "7", "--train-config",
                           "train_config.json", "--loss", "nll", "--optimizer", "sgd", "--lr",
