@@ -88,7 +88,10 @@ class TrainJobTest(unittest.TestCase):
         result = train(late_failure, 2, log=log, mode="hogwild", useBarrier=False)
         self.assertEqual(stage.attempts, 1)
         self.assertEqual(sorted(result.final["workers_finished"]), [0, 1])
-        self.assertGreater(accuracy(result.model, self.test_rows)[0], 0.68)
+        # The model trained (chance is 0.1). Hogwild without a lock depends on how the two
+        # workers interleave: 0.75-0.78 measured alone, 0.67-0.68 while ctest -j2 runs another
+        # test beside it, when one worker gets far more of the CPU than the other.
+        self.assertGreater(accuracy(result.model, self.test_rows)[0], 0.6)
         self.assertIn("sparktorch: job %d: the parameter server finished the job; a task that "
                       "came after it failed (exit status 69 (%s)), and its rows were not "
                       "trained, as a lost worker's\n"
