@@ -194,7 +194,7 @@ void RunHogwildServe(const HogwildServeOptions& options, const std::function<voi
                      "any row arrives; give --input-shape (the rows' features, e.g. 784 or 1,28,28)");
   }
   BuildModel(plan, 0, device);
-  if (const std::string why = loss.CheckOutputs(plan.output_shape); !why.empty()) throw SpecError(why);
+  if (const std::string why = loss.CheckWeights(plan.output_shape); !why.empty()) throw SpecError(why);
   torch::jit::Module& module = *plan.module;
 
   Manifest manifest = PlanManifest(plan, loss, optimizer_spec, RowFormat(), false,

@@ -420,7 +420,7 @@ void Run(const TrainJobOptions& options, Communicator& comm, std::FILE* out, Tra
   torch::jit::Module& module = *plan.module;
   module.to(device);
 
-  if (const std::string why = loss.CheckOutputs(plan.output_shape); !why.empty()) throw SpecError(why);
+  if (const std::string why = loss.CheckWeights(plan.output_shape); !why.empty()) throw SpecError(why);
   const Split split = SplitRows(rows.data, options, plan, loss, no_label);
   const PredictionKind prediction = options.prediction.value_or(DefaultPrediction(loss.name()));
   Fitted fitted;

@@ -70,7 +70,7 @@ torch::Tensor Loss::Compute(const torch::Tensor& output, const torch::Tensor& ta
   return F::binary_cross_entropy_with_logits(output, target, options);
 }
 
-std::string Loss::CheckOutputs(const std::vector<int64_t>& output_shape) const {
+std::string Loss::CheckWeights(const std::vector<int64_t>& output_shape) const {
   int64_t outputs = 1;
   for (int64_t d : output_shape) outputs *= d;
   const int64_t classes = output_shape.empty() ? 1 : output_shape[0];

@@ -39,7 +39,7 @@ class Loss {
 
   // Checks the weights against a model with `output_shape` per row. Returns an empty string
   // when fine, else what is wrong ("loss (cross_entropy): \"weight\" has 3 numbers for 10 classes").
-  std::string CheckOutputs(const std::vector<int64_t>& output_shape) const;
+  std::string CheckWeights(const std::vector<int64_t>& output_shape) const;
 
  private:
   std::string name_;
