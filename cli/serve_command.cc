@@ -81,6 +81,10 @@ void SetupServeCommand(CLI::App& app) {
                     "Shape of a row's features, e.g. 784 or 1,28,28 (needed when the model does "
                     "not say)")
           ->group(g),
+      c->add_flag("--fresh-optimizer", f.job.hogwild.fresh_optimizer,
+                  "With a trained --model: start the server's optimizer afresh instead of "
+                  "resuming its state")
+          ->group(g),
       c->add_flag("--lock", ps.lock,
                   "Serialise pull, compute and push across workers (SparkTorch's acquireLock)")
           ->group(g),

@@ -31,6 +31,7 @@ std::string Who(int rank) {
 
 struct Tracker::Connection {
   enum class Role { kNew, kControl, kPmi };
+
   LineChannel channel;
   std::string peer;
   std::string nonce;
@@ -40,6 +41,16 @@ struct Tracker::Connection {
   bool in_barrier = false;
   SteadyTime last_heard = std::chrono::steady_clock::now();
 };
+
+namespace {
+
+// The host name a rank's hello gave (its HostKey without the boot id), for messages.
+std::string HostOf(const std::string& host_key) {
+  const std::string name = host_key.substr(0, host_key.find('/'));
+  return name.empty() ? std::string("an unknown host") : name;
+}
+
+}  // namespace
 
 Tracker::Tracker(TrackerOptions options) : options_(std::move(options)) {
   if (options_.world_size < 1) throw UsageError("--world-size must be at least 1");
@@ -69,6 +80,7 @@ void Tracker::Accept() {
   int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return;
   auto c = std::make_unique<Connection>();
+  DetectDeadPeer(fd, kDeadPeerSeconds);
   c->channel = LineChannel(Fd(fd));
   c->peer = PeerName(fd);
   c->nonce = RandomHex(16);
@@ -288,8 +300,8 @@ TrackerOutcome Tracker::Run() {
       c.channel.Close();
       if (c.role == Connection::Role::kControl && (c.rank == kAnyRank || !finished_[c.rank])) {
         if (c.rank != kAnyRank) control_[c.rank] = nullptr;
-        End(AbortKind::kLost, Who(c.rank) + " was lost: its connection from " + c.peer +
-                                  " closed before it finished (the process died, was killed, or "
+        End(AbortKind::kLost, Who(c.rank) + " on " + HostOf(c.host) + " was lost: its connection from " +
+                                  c.peer + " closed before it finished (the process died, was killed, or "
                                   "lost the network)");
       } else if (c.role == Connection::Role::kPmi && c.in_barrier) {
         --in_barrier_;
@@ -319,8 +331,9 @@ TrackerOutcome Tracker::Run() {
         // Before the start a rank only waits (it pings once training runs); the rendezvous
         // timeout covers that time.
         if (started_ && now - c->last_heard > std::chrono::duration<double>(options_.heartbeat_timeout)) {
-          End(AbortKind::kLost, "rank " + std::to_string(c->rank) + " was lost: silent for " +
-                                    SecondsText(options_.heartbeat_timeout) + " (host down or network cut)");
+          End(AbortKind::kLost, "rank " + std::to_string(c->rank) + " on " + HostOf(c->host) + " (" + c->peer +
+                                    ") was lost: silent for " + SecondsText(options_.heartbeat_timeout) +
+                                    " (host down or network cut)");
           break;
         }
         Send(*c, "ping");

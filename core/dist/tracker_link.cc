@@ -20,6 +20,7 @@ TrackerLink::TrackerLink(const TrackerLinkOptions& options) : options_(options),
                                                     : "rank " + std::to_string(options_.rank);
   const SteadyTime deadline = After(options_.timeout);
   channel_ = LineChannel(Connect(options_.tracker, deadline, "the tracker"));
+  DetectDeadPeer(channel_.fd(), kDeadPeerSeconds);
 
   std::string line;
   if (channel_.ReadLine(&line, deadline) != LineChannel::Status::kLine ||

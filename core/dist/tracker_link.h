@@ -43,6 +43,8 @@ class TrackerLink {
   uint32_t job_id() const { return job_id_; }
   // This process's rank: the one it claimed, or the one the tracker gave it.
   int rank() const { return rank_; }
+  // The local IPv4 address of the connection to the tracker: on the interface that reaches it.
+  std::string local_address() const { return LocalAddress(channel_.fd()); }
 
   // Starts the watcher thread, which answers pings and calls `on_abort` when the job ends
   // under this rank.

@@ -9,6 +9,7 @@
 #include "core/dist/mpi_communicator.h"
 #include "core/dist/tracker.h"
 #include "core/files.h"
+#include "core/net/interfaces.h"
 #include "core/net/random_hex.h"
 #include "formats/error.h"
 
@@ -35,6 +36,37 @@ void PrepareMpiEnvironment(const WorldOptions& options, int rank, uint32_t job_i
   // Only the flux component can bootstrap here; choosing it outright turns a missing library
   // into an error instead of a singleton world of one. A user's own setting wins.
   setenv("OMPI_MCA_pmix", "flux", 0);
+}
+
+// Open MPI's TCP transport listens on every interface but loopback and tries a peer on any
+// address the peer published: a docker bridge with the same address on every host, or a NIC
+// that leads nowhere, sends it to itself or into a connect that waits. The interface that
+// reaches the tracker reaches the other ranks too (the tracker is how they met), so MPI is
+// confined to its subnet, unless the user named the interfaces (Open MPI's own variables).
+void ChooseMpiInterface(const std::string& local_address, int rank) {
+  for (const char* user : {"OMPI_MCA_btl_tcp_if_include", "OMPI_MCA_btl_tcp_if_exclude"}) {
+    if (const char* value = std::getenv(user)) {
+      spdlog::info("rank {}: MPI over the interfaces {}={} names", rank, user, value);
+      return;
+    }
+  }
+  const std::optional<NetInterface> interface = InterfaceWithAddress(local_address);
+  if (!interface) {
+    spdlog::warn("rank {}: no interface of this host holds {}, the address that reaches the tracker; "
+                 "Open MPI chooses its interfaces (set OMPI_MCA_btl_tcp_if_include to choose)",
+                 rank, local_address.empty() ? "?" : local_address);
+    return;
+  }
+  if (interface->loopback) {
+    spdlog::info("rank {}: the tracker is on this host ({}): Open MPI chooses its interfaces "
+                 "(set OMPI_MCA_btl_tcp_if_include to choose)",
+                 rank, interface->name);
+    return;
+  }
+  setenv("OMPI_MCA_btl_tcp_if_include", interface->subnet.c_str(), 1);
+  spdlog::info("rank {}: MPI over {} ({} on {}), the interface that reaches the tracker "
+               "(OMPI_MCA_btl_tcp_if_include overrides)",
+               rank, interface->name, interface->address, interface->subnet);
 }
 
 }  // namespace
@@ -92,6 +124,7 @@ std::unique_ptr<World> World::Join(const WorldOptions& options) {
                    rank);
     }
     PrepareMpiEnvironment(options, rank, world->link_->job_id());
+    ChooseMpiInterface(world->link_->local_address(), rank);
     world->comm_ = InitMpi();
     if (world->comm_->rank() != rank || world->comm_->world_size() != options.world_size) {
       throw UsageError("MPI made this process rank " + std::to_string(world->comm_->rank()) + " of " +

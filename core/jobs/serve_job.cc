@@ -167,6 +167,26 @@ void FinishManifest(const ParameterServerReport& report, const ModelPlan& plan,
   for (const ServedEpoch& e : report.epochs) manifest->history.push_back(ServedEpochJson(e));
 }
 
+// A trained --model's optimizer state for the server to resume from, unless --fresh-optimizer or
+// the file has none for this optimizer type. Returns the epochs the model was trained before
+// (its manifest's epochs_run), which the new model's epochs_run adds to; 0 when not resuming.
+// The epochs of the workers and the server's schedule count from 1 again.
+int ResumedOptimizer(const HogwildServeOptions& options, const ModelPlan& plan, const json& optimizer_spec,
+                     ParameterServerOptions* server) {
+  if (!plan.manifest || options.fresh_optimizer) return 0;
+  const std::string& path = options.model.model_path;
+  const std::string type = optimizer_spec.at("type").get<std::string>();
+  if (plan.optimizer_state.empty() || plan.manifest->optimizer.value("type", "") != type) {
+    spdlog::info("{} holds no {} state: the server's optimizer starts afresh", path, type);
+    return 0;
+  }
+  server->optimizer_state = plan.optimizer_state;
+  const int epochs = plan.manifest->training.value("epochs_run", 0);
+  spdlog::info("resuming the {} state of {} (trained {} epoch{}); the workers' epochs count from 1", type,
+               path, epochs, epochs == 1 ? "" : "s");
+  return epochs;
+}
+
 }  // namespace
 
 void RunServe(const ServeJobOptions& options, std::FILE* out) {
@@ -205,6 +225,7 @@ void RunHogwildServe(const HogwildServeOptions& options, const std::function<voi
   server_options.model = SerializeModel(module, manifest);
   server_options.optimizer = optimizer_spec;
   server_options.lr_schedule = plan.lr_schedule_spec;
+  const int epochs_before = ResumedOptimizer(options, plan, optimizer_spec, &server_options);
   std::vector<at::Tensor> params;
   for (const torch::Tensor& p : module.parameters()) params.push_back(p);
   int64_t num_params = 0;
@@ -222,7 +243,7 @@ void RunHogwildServe(const HogwildServeOptions& options, const std::function<voi
   FinishManifest(report, plan, &manifest);
   manifest.training = {{"mode", "hogwild"},
                        {"launcher", "serve"},
-                       {"epochs_run", report.epochs.empty() ? 0 : report.epochs.back().epoch},
+                       {"epochs_run", epochs_before + (report.epochs.empty() ? 0 : report.epochs.back().epoch)},
                        {"world_size", server_options.world_size},
                        {"workers_finished", report.finished.size()},
                        {"lock", server_options.lock},
@@ -234,7 +255,7 @@ void RunHogwildServe(const HogwildServeOptions& options, const std::function<voi
                        {"device", "cpu"}};
 
   RecordWriter records(out, "stdout");
-  WriteJobModel(records, options.output_path, module, manifest);
+  WriteJobModel(records, options.output_path, module, manifest, server.OptimizerState());
   json summary = manifest.metrics;
   summary["mode"] = "hogwild";
   summary["world_size"] = server_options.world_size;

@@ -16,6 +16,7 @@ struct HogwildServeOptions {
   ModelSource model;        // the model the workers start from, and its loss and optimizer
   uint64_t seed = 0;        // of its initial weights
   std::string output_path;  // the final model; empty: as records on stdout
+  bool fresh_optimizer = false;  // a trained model's optimizer state is not resumed
   // Where to listen and how to serve; its model and optimizer are filled in here.
   ParameterServerOptions server;
 };

@@ -38,8 +38,6 @@ json RankEpochJson(const EpochStats& s) {
   json j = EpochJson(s);
   j["steps"] = s.steps;
   j["lr"] = s.lr;
-  for (const auto& [name, value] : s.train_metrics) j["train_" + name] = value;
-  for (const auto& [name, value] : s.validation_metrics) j["validation_" + name] = value;
   if (s.allreduce_seconds > 0) j["allreduce_seconds"] = s.allreduce_seconds;
   return j;
 }
@@ -311,10 +309,7 @@ void Fit(const JobOutput& o, Fitted& fitted, Communicator& comm, TrainMode& mode
     const json epoch = RankEpochJson(stats);
     fitted.history.push_back(epoch);
     if (rank == 0) {
-      EpochProgress progress = ProgressOf(stats, last);
-      progress.train_metrics = stats.train_metrics;
-      progress.validation_metrics = stats.validation_metrics;
-      spdlog::info("{}", ProgressLine(progress));
+      spdlog::info("{}", ProgressLine(ProgressOf(stats, last)));
       if (options.report_epoch && mode.reports_epochs()) {
         json report = epoch;
         report["epochs"] = last;

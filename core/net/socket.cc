@@ -127,6 +127,25 @@ std::string PeerName(int fd) {
   return std::string(text) + ":" + std::to_string(ntohs(addr.sin_port));
 }
 
+std::string LocalAddress(int fd) {
+  sockaddr_in addr{};
+  socklen_t len = sizeof addr;
+  if (getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0 || addr.sin_family != AF_INET) return "";
+  char text[INET_ADDRSTRLEN] = "";
+  inet_ntop(AF_INET, &addr.sin_addr, text, sizeof text);
+  return text;
+}
+
+void DetectDeadPeer(int fd, int seconds) {
+  int on = 1, idle = 1, interval = 1, probes = std::max(1, seconds - 1);
+  unsigned int user_timeout_ms = static_cast<unsigned int>(seconds) * 1000;
+  setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
+  setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &probes, sizeof probes);
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
+}
+
 std::string HostName() {
   char name[256] = {0};
   if (gethostname(name, sizeof name - 1) != 0) return "localhost";

@@ -54,6 +54,19 @@ int LocalPort(int fd);
 // "ADDR:PORT" of the other end of a connected socket, for messages.
 std::string PeerName(int fd);
 
+// The local IPv4 address a connected socket uses ("198.18.0.2"), or "" if it has none.
+std::string LocalAddress(int fd);
+
+// Makes the kernel end a connection whose peer stopped answering (host down, network cut) after
+// about `seconds`, whatever the process does meanwhile: keep-alive probes while the connection
+// is idle, and a limit on how long sent data may stay unacknowledged while it is not. The read
+// or write that waits on such a connection then fails as on a closed one.
+void DetectDeadPeer(int fd, int seconds);
+
+// Seconds after which DetectDeadPeer's connections count a silent peer as gone: the tracker's
+// links and the parameter server's connections.
+constexpr int kDeadPeerSeconds = 4;
+
 // Connects to `address`, retrying with backoff while the address refuses or cannot be reached,
 // until `deadline`. Throws RendezvousError "cannot reach WHAT at HOST:PORT: why" after that.
 Fd Connect(const Address& address, SteadyTime deadline, const std::string& what);

@@ -99,6 +99,16 @@ bool HogwildWorker::AfterEpoch(const EpochStats& stats) {
       report.set_validation_correct(*stats.validation_accuracy * stats.validation_rows);
     }
   }
+  if (stats.train_sums) {
+    report.set_metric_loss(stats.train_sums->loss());
+    report.set_metric_outputs(stats.train_sums->outputs());
+    report.mutable_train_metric_sums()->Add(stats.train_sums->sums().begin(), stats.train_sums->sums().end());
+    if (stats.validation_sums && stats.validation_sums->loss() == stats.train_sums->loss() &&
+        stats.validation_sums->outputs() == stats.train_sums->outputs()) {
+      report.mutable_validation_metric_sums()->Add(stats.validation_sums->sums().begin(),
+                                                   stats.validation_sums->sums().end());
+    }
+  }
   if (client_.ReportEpoch(report)) stop_ = true;
   return stop_;
 }

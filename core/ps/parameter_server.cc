@@ -18,6 +18,7 @@
 #include <torch/torch.h>
 
 #include "core/train/optimizer.h"
+#include "core/train/optimizer_state.h"
 #include "formats/error.h"
 
 namespace sparktorch {
@@ -62,11 +63,19 @@ ParameterServer::ParameterServer(ParameterServerOptions options, std::vector<at:
     offset += n;
   }
   optimizer_ = MakeOptimizer(options_.optimizer, params_);
+  if (!options_.optimizer_state.empty()) {
+    LoadOptimizerState(*optimizer_, options_.optimizer, params_, options_.optimizer_state, "--model");
+  }
   applied_lr_ = options_.optimizer.at("lr").get<double>();
   // The first epoch's rate does not depend on the number of epochs, not yet known.
   scheduled_lr_ = LrSchedule(options_.lr_schedule, applied_lr_, 1, 1).Lr(1, 0);
   listener_ = Listen(options_.listen);
   port_ = LocalPort(listener_.get());
+}
+
+std::string ParameterServer::OptimizerState() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return SaveOptimizerState(*optimizer_, options_.optimizer, params_);
 }
 
 ParameterServer::~ParameterServer() {
@@ -151,6 +160,7 @@ ParameterServerReport ParameterServer::Run() {
 void ParameterServer::Accept(Fd fd) {
   int one = 1;
   setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+  DetectDeadPeer(fd.get(), kDeadPeerSeconds);
   {
     // Each connection has a thread: bound them, so that a flood of connections cannot.
     std::lock_guard<std::mutex> lock(mu_);

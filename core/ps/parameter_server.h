@@ -22,6 +22,7 @@
 #include "core/ps/ps_wire.h"
 #include "core/train/early_stopping.h"
 #include "core/train/lr_schedule.h"
+#include "core/train/metrics.h"
 
 namespace sparktorch {
 
@@ -42,6 +43,9 @@ struct ParameterServerOptions {
   // steps the server cannot know in advance); null: none. The rate changes when the server
   // decides an epoch, for the pushes that follow.
   nlohmann::json lr_schedule;
+  // The optimizer's state to resume from (SaveOptimizerState's bytes, of the same optimizer
+  // type), as a trained model file holds it; empty: the optimizer starts afresh.
+  std::string optimizer_state;
 };
 
 // One epoch, over the workers that reported it.
@@ -55,6 +59,8 @@ struct ServedEpoch {
   int64_t validation_rows = 0;
   std::optional<double> validation_loss;
   std::optional<double> validation_accuracy;
+  MetricList train_metrics;  // the loss's others, from the sums the workers reported
+  MetricList validation_metrics;
   // Times end at the epoch's last report (not at its decision, which waits for workers that have
   // not come yet): from the end of the epoch before (or the first worker's admission), and from
   // the first worker's admission.
@@ -100,6 +106,8 @@ class ParameterServer {
   // Serves until every worker has finished or is lost. Then the parameters hold the final
   // weights, each in its own storage again.
   ParameterServerReport Run();
+  // After Run: the optimizer's state, for the model file (SaveOptimizerState).
+  std::string OptimizerState();
 
  private:
   enum class State { kAbsent, kActive, kFinished, kLost };
@@ -117,6 +125,8 @@ class ParameterServer {
     bool classification = false;  // accuracies are reported
     int64_t validation_rows = 0;
     double validation_loss = 0, validation_correct = 0;
+    // The loss's metrics, added up (MetricSums::Add) over the reports that carried sums.
+    std::optional<MetricSums> train_metrics, validation_metrics;
   };
 
   // A worker without an id, waiting for one.

@@ -70,10 +70,12 @@ void ParameterServer::Decide() {
     served.rows = e.rows;
     served.train_loss = e.rows > 0 ? e.loss / e.rows : std::numeric_limits<double>::quiet_NaN();
     if (e.rows > 0 && e.classification) served.train_accuracy = e.correct / e.rows;
+    if (e.rows > 0 && e.train_metrics) served.train_metrics = e.train_metrics->Others();
     served.validation_rows = e.validation_rows;
     if (e.validation_rows > 0) {
       served.validation_loss = e.validation_loss / e.validation_rows;
       if (served.train_accuracy) served.validation_accuracy = e.validation_correct / e.validation_rows;
+      if (e.validation_metrics) served.validation_metrics = e.validation_metrics->Others();
     }
     const SteadyTime start = first_admitted_.value_or(e.last_report);
     const SteadyTime end = std::max(e.last_report, start);

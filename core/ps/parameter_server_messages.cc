@@ -16,6 +16,14 @@
 #include "core/ps/parameter_server.h"
 
 namespace sparktorch {
+namespace {
+
+// The most an admitted worker's epoch report may take: its metric sums (a binary classifier's are
+// two 4096-bin histograms, 130 KB for training and validation; a regression's, 48 bytes an
+// output) fit up to 87,000 regression outputs.
+constexpr int64_t kMaxEpochReportBytes = 4 << 20;
+
+}  // namespace
 
 // One admitted worker's connection, and the buffers its replies reuse from one request to the
 // next.
@@ -47,7 +55,9 @@ struct ParameterServer::AppliedPush {
 };
 
 void ParameterServer::ServeWorker(FrameConnection& conn, int id) {
-  const uint32_t max_frame = static_cast<uint32_t>(num_params_ * 4 + kFrameOverhead);
+  // A push carries every gradient; an epoch report, a binary classifier's AUC histograms.
+  const uint32_t max_frame =
+      static_cast<uint32_t>(std::max<int64_t>(num_params_ * 4, kMaxEpochReportBytes) + kFrameOverhead);
   WorkerLink link{conn, id, "worker " + std::to_string(id), options_.worker_timeout, {}, {}};
   ps::Message in;
   std::string why;
@@ -172,6 +182,20 @@ bool ParameterServer::OnPush(WorkerLink& link, const ps::Push& push) {
   return true;
 }
 
+namespace {
+
+// Adds a report's metric sums to an epoch's: the first report that carries them fixes the loss
+// and outputs; a report whose sums do not fit those is left out of the metrics.
+void AddMetricSums(const ps::EpochReport& r, const google::protobuf::RepeatedField<double>& sums,
+                   std::optional<MetricSums>* total) {
+  if (sums.empty() || r.metric_loss().empty()) return;
+  if (!*total) total->emplace(r.metric_loss(), r.metric_outputs());
+  if ((*total)->loss() != r.metric_loss() || (*total)->outputs() != std::max<int64_t>(r.metric_outputs(), 1)) return;
+  (*total)->Add(std::vector<double>(sums.begin(), sums.end()));
+}
+
+}  // namespace
+
 bool ParameterServer::OnEpochReport(WorkerLink& link, const ps::EpochReport& r) {
   ps::Message out;
   {
@@ -188,6 +212,8 @@ bool ParameterServer::OnEpochReport(WorkerLink& link, const ps::EpochReport& r) 
         e.validation_rows += r.validation_rows();
         e.validation_loss += r.validation_loss() * static_cast<double>(r.validation_rows());
         e.validation_correct += r.validation_correct();
+        AddMetricSums(r, r.train_metric_sums(), &e.train_metrics);
+        AddMetricSums(r, r.validation_metric_sums(), &e.validation_metrics);
       }
       Decide();
     }

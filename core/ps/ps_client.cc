@@ -10,7 +10,9 @@ namespace sparktorch {
 PsClient::PsClient(PsClientOptions options)
     : options_(std::move(options)), name_("the parameter server at " + options_.server.ToString()) {
   const SteadyTime deadline = After(options_.timeout);
-  conn_ = FrameConnection(Connect(options_.server, deadline, "the parameter server"));
+  Fd fd = Connect(options_.server, deadline, "the parameter server");
+  DetectDeadPeer(fd.get(), kDeadPeerSeconds);
+  conn_ = FrameConnection(std::move(fd));
   std::string why;
   ps::Message m;
   const SteadyTime handshake = After(std::min(options_.timeout, kPsHandshakeSeconds));

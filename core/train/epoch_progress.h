@@ -28,7 +28,7 @@ struct EpochProgress {
 
 // The progress of an epoch from a record with the trainer's field names (the trainer's
 // EpochStats, the parameter server's ServedEpoch): epoch, train_loss, train_accuracy,
-// validation_loss, validation_accuracy, samples_per_second and elapsed; `epochs` planned (0:
+// validation_loss, validation_accuracy, the other metrics, samples_per_second and elapsed; `epochs` planned (0:
 // unknown) and the `workers` that reported it (0: not shown).
 template <typename Epoch>
 EpochProgress ProgressOf(const Epoch& e, int epochs, int workers = 0) {
@@ -40,6 +40,8 @@ EpochProgress ProgressOf(const Epoch& e, int epochs, int workers = 0) {
   p.train_accuracy = e.train_accuracy;
   p.validation_loss = e.validation_loss;
   p.validation_accuracy = e.validation_accuracy;
+  p.train_metrics = e.train_metrics;
+  p.validation_metrics = e.validation_metrics;
   p.samples_per_second = e.samples_per_second;
   p.elapsed = e.elapsed;
   return p;
@@ -47,7 +49,8 @@ EpochProgress ProgressOf(const Epoch& e, int epochs, int workers = 0) {
 
 // An epoch's metrics as `--metrics` lines, the model's history and the job reports carry them,
 // from a record with the trainer's field names: epoch, rows, train_loss, seconds, elapsed,
-// samples_per_second, and train_accuracy, validation_loss, validation_accuracy when present.
+// samples_per_second, and train_accuracy, validation_loss, validation_accuracy and the loss's
+// other metrics (train_NAME, validation_NAME) when present.
 // The caller adds what only its record has (a rank's steps, the server's workers).
 template <typename Epoch>
 nlohmann::json EpochJson(const Epoch& e) {
@@ -60,6 +63,8 @@ nlohmann::json EpochJson(const Epoch& e) {
   if (e.train_accuracy) j["train_accuracy"] = *e.train_accuracy;
   if (e.validation_loss) j["validation_loss"] = *e.validation_loss;
   if (e.validation_accuracy) j["validation_accuracy"] = *e.validation_accuracy;
+  for (const auto& [name, value] : e.train_metrics) j["train_" + name] = value;
+  for (const auto& [name, value] : e.validation_metrics) j["validation_" + name] = value;
   return j;
 }
 

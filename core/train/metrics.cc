@@ -27,7 +27,8 @@ const std::vector<std::string>& MetricNames() {
   return kNames;
 }
 
-MetricSums::MetricSums(const std::string& loss, int64_t outputs) : outputs_(std::max<int64_t>(outputs, 1)) {
+MetricSums::MetricSums(const std::string& loss, int64_t outputs)
+    : loss_(loss), outputs_(std::max<int64_t>(outputs, 1)) {
   if (loss == "cross_entropy" || loss == "nll") {
     task_ = Task::kClasses;
     sums_.assign(3, 0.0);
@@ -39,6 +40,12 @@ MetricSums::MetricSums(const std::string& loss, int64_t outputs) : outputs_(std:
     task_ = Task::kRegression;
     sums_.assign(kPerOutput + 3 * outputs_, 0.0);
   }
+}
+
+bool MetricSums::Add(const std::vector<double>& other) {
+  if (other.size() != sums_.size()) return false;
+  for (size_t i = 0; i < sums_.size(); ++i) sums_[i] += other[i];
+  return true;
 }
 
 void MetricSums::Add(const torch::Tensor& output, const torch::Tensor& target) {

@@ -33,8 +33,16 @@ class MetricSums {
   // A batch: the model's outputs [rows, outputs] and the targets as the loss takes them.
   void Add(const torch::Tensor& output, const torch::Tensor& target);
 
-  // Every sum, to all-reduce in place.
+  // Every sum, to all-reduce in place (or to add up the sums of others, as a hogwild server
+  // adds its workers' with Add).
   std::vector<double>& sums() { return sums_; }
+  const std::vector<double>& sums() const { return sums_; }
+  // Adds another's sums of the same loss and outputs; false (nothing added) when they do not fit.
+  bool Add(const std::vector<double>& other);
+
+  // What it was made with: another MetricSums(loss(), outputs()) sums alike.
+  const std::string& loss() const { return loss_; }
+  int64_t outputs() const { return outputs_; }
 
   // Accuracy (classification and binary), when there were rows.
   std::optional<double> Accuracy() const;
@@ -43,6 +51,7 @@ class MetricSums {
 
  private:
   enum class Task { kClasses, kBinary, kRegression };
+  std::string loss_;
   Task task_;
   bool logits_ = false;  // binary: sigmoid before thresholds
   int64_t outputs_;

@@ -143,7 +143,8 @@ MetricSums Trainer::NewMetrics(const Examples& data) const {
   return MetricSums(loss_.name(), outputs);
 }
 
-std::pair<double, std::optional<double>> Trainer::Evaluate(const Examples& data, MetricList* others) {
+std::pair<double, std::optional<double>> Trainer::Evaluate(const Examples& data, MetricList* others,
+                                                           std::optional<MetricSums>* sums_out) {
   torch::NoGradGuard no_grad;
   module_.eval();
   // Sums over this rank's rows: loss, rows.
@@ -165,6 +166,7 @@ std::pair<double, std::optional<double>> Trainer::Evaluate(const Examples& data,
   comm_.AllreduceSum(metrics.sums().data(), metrics.sums().size());
   if (sums[1] == 0) return {std::numeric_limits<double>::quiet_NaN(), std::nullopt};
   if (others) *others = metrics.Others();
+  if (sums_out) *sums_out = metrics;
   return {sums[0] / sums[1], metrics.Accuracy()};
 }
 
@@ -306,8 +308,9 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
     stats.train_loss = sums[1] > 0 ? sums[0] / sums[1] : std::numeric_limits<double>::quiet_NaN();
     stats.train_accuracy = metrics.Accuracy();
     stats.train_metrics = metrics.Others();
+    stats.train_sums = std::move(metrics);
     if (validate) {
-      auto [loss, accuracy] = Evaluate(validation, &stats.validation_metrics);
+      auto [loss, accuracy] = Evaluate(validation, &stats.validation_metrics, &stats.validation_sums);
       stats.validation_loss = loss;
       stats.validation_accuracy = accuracy;
       stats.validation_rows = validation.inputs.defined() ? validation.rows() : 0;

@@ -64,6 +64,9 @@ struct EpochStats {
   int64_t validation_rows = 0;  // this rank's
   std::optional<double> validation_accuracy;
   MetricList validation_metrics;
+  // The sums the metrics came from, over every rank (a hogwild worker's, over its own rows),
+  // for a parameter server to add up across workers.
+  std::optional<MetricSums> train_sums, validation_sums;
   double seconds = 0;  // this epoch
   double elapsed = 0;  // since training started
   double samples_per_second = 0;
@@ -129,7 +132,8 @@ class Trainer {
   // Mean loss and (for classification) accuracy of the module on `data`, in evaluation mode.
   // Sums over all ranks.
   // Sums over all ranks. `others`, when given, gets the loss's other metrics (MetricSums).
-  std::pair<double, std::optional<double>> Evaluate(const Examples& data, MetricList* others = nullptr);
+  std::pair<double, std::optional<double>> Evaluate(const Examples& data, MetricList* others = nullptr,
+                                                    std::optional<MetricSums>* sums = nullptr);
 
  private:
   torch::Tensor Forward(const torch::Tensor& inputs);

@@ -120,7 +120,8 @@ def _finished_without(mode, options, code, serve):
 
 
 def run_training(options, mode, world_size, run_stage, driver_binary, candidates, task_model,
-                 task_config=None, has_label=True, host=None, executor_hosts=None, log=None):
+                 task_config=None, has_label=True, host=None, listen="0.0.0.0", executor_hosts=None,
+                 log=None):
     """Runs the job's attempts; returns a TrainResult.
 
     `run_stage(command, env)` runs `command` (a list) with `env` added to its environment in
@@ -130,7 +131,8 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
     look for the binary (tasks.binary_candidates); `task_model` and `task_config` the model
     and its config as the tasks see them (sync mode: every task loads the model), while serve
     on the driver uses `options.torchObj`. `executor_hosts()`, when given, lists the hosts the
-    tasks may run on (to say where a failed barrier task ran). Raises ServeError when serve
+    tasks may run on (to say where a failed barrier task ran). serve listens on `listen` (an
+    address of this machine, or 0.0.0.0) and tasks reach it at `host`. Raises ServeError when serve
     cannot start (a port taken, a bad model), BinaryMissing when a task finds no binary, and
     JobFailed when the job fails."""
     log = sys.stderr if log is None else log
@@ -140,7 +142,7 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
     for attempt in range(1, options.retries + 2):
         secret = secrets.token_hex(16)
         job_id = new_job_id()
-        serve_args = opts.serve_flags(options, mode, world_size)
+        serve_args = opts.serve_flags(options, mode, world_size, listen_host=listen)
         task_env = {"SPARKTORCH_SECRET": secret}
         task_args = (opts.row_flags(has_label, options.onBadRow) +
                      opts.train_flags(options, mode, threads))

@@ -276,6 +276,27 @@ def driver_host(sc):
     return sc.getConf().get("spark.driver.host", None) or socket.getfqdn()
 
 
+def listen_host(bind_address, host):
+    """Where the driver's serve listens, as Spark's driver RPC does: `spark.driver.bindAddress`
+    when set (`bind_address`), else the address `host` (spark.driver.host) resolves to, so that a
+    driver with several interfaces (a docker bridge, a second NIC) listens only on the one its
+    executors reach it by. Every interface ("0.0.0.0") when that address is not this machine's
+    (a driver behind NAT advertises an address it cannot bind) or is a loopback address (a name
+    that resolves to 127.0.1.1 on the driver, as Debian's /etc/hosts has it, may resolve to the
+    host's real address on the executors)."""
+    if bind_address:
+        return bind_address
+    try:
+        address = socket.gethostbyname(host)
+        if address.startswith("127."):
+            return "0.0.0.0"
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind((address, 0))
+        return address
+    except OSError:
+        return "0.0.0.0"
+
+
 def files_dir(sc):
     """Where a task finds the files of SparkContext.addFile: its working directory on executors
     of their own, Spark's files directory on the driver for a local master."""
@@ -367,6 +388,8 @@ def train(df, options, log=None):
                           candidates=binary_candidates(options.binary, files_dir(sc)),
                           task_model=task_model, task_config=task_config,
                           has_label=label is not None, host=driver_host(sc),
+                          listen=listen_host(sc.getConf().get("spark.driver.bindAddress", None),
+                                             driver_host(sc)),
                           executor_hosts=lambda: jvm.executor_hosts(sc), log=log)
     result.features = features  # what transform must give the model, in this order
     return result

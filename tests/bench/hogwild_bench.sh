@@ -13,9 +13,14 @@
 #      epochs from scratch, predict the 10,000 test rows with `sparktorch predict` and stop at
 #      the first E that reaches the target. The time is the run's own: the server's
 #      total_seconds (hogwild) or rank 0's total_seconds (sync); both include reading the rows
-#      and exclude process start-up, which the wall column adds back.
+#      and exclude process start-up, which the wall column adds back;
+#   c. test accuracy (on the 10,000 test rows) after $CMP_EPOCHS epochs over the first $CMP_ROWS
+#      training rows (all 60,000 by default), hogwild against sync, for each worker count in
+#      $CMP_WORKERS, $REPEATS runs each (seeds 0, 1, ...; a sync run is deterministic for its
+#      seed, a hogwild run is not): every run's accuracy, then the means.
 # Usage: tests/bench/hogwild_bench.sh [BUILD_DIR]   (default build; WORKERS="1 2 4",
-#        RATE_EPOCHS=1, ACC_WORKERS=2, EPOCHS="1 2 3 4 5 6 8 10", TARGET=0.85, PARTS=ab;
+#        RATE_EPOCHS=1, ACC_WORKERS=2, EPOCHS="1 2 3 4 5 6 8 10", TARGET=0.85, PARTS=ab
+#        (c on request: PARTS=c), CMP_WORKERS="2 4", CMP_EPOCHS=3, CMP_ROWS=60000, REPEATS=3;
 #        LOCK=1 serves with --lock; WORK=dir for the data and outputs)
 # Reports numbers; passes or fails on nothing but errors.
 set -euo pipefail
@@ -29,6 +34,11 @@ ACC_WORKERS=${ACC_WORKERS:-2}
 EPOCHS=${EPOCHS:-1 2 3 4 5 6 8 10}
 TARGET=${TARGET:-0.85}
 PARTS=${PARTS:-ab}
+CMP_WORKERS=${CMP_WORKERS:-2 4}
+CMP_EPOCHS=${CMP_EPOCHS:-3}
+CMP_ROWS=${CMP_ROWS:-60000}
+REPEATS=${REPEATS:-3}
+SEED=0
 LOCK=${LOCK:-}
 export OMP_NUM_THREADS=1 OMPI_MCA_btl_tcp_if_include=${OMPI_MCA_btl_tcp_if_include:-lo}
 SPEC=$REPO/examples/fashion_mnist_mlp.json
@@ -54,12 +64,17 @@ now() { date +%s.%N; }
 SERVER_PID=
 trap '[[ -n $SERVER_PID ]] && kill "$SERVER_PID" 2>/dev/null; true' EXIT
 
-# shard N: train.csv dealt round-robin into shard.N.0 .. shard.N.(N-1), once.
+# The rows hogwild and sync train on: train.csv, or its first $CMP_ROWS rows in part c.
+TRAIN=train.csv
+
+# shard N: $TRAIN dealt round-robin into shard.N.0 .. shard.N.(N-1) (named after $TRAIN), once.
 shard() {
-  [[ -s shard.$1.$(($1 - 1)) ]] && return
-  if [[ $1 == 1 ]]; then ln -sf train.csv shard.1.0; return; fi
-  split -n r/"$1" -d -a 2 train.csv shard.tmp.
-  for ((i = 0; i < $1; i++)); do mv "shard.tmp.$(printf %02d $i)" "shard.$1.$i"; done
+  SHARD=shard${TRAIN#train}
+  SHARD=${SHARD%.csv}.$1
+  [[ -s $SHARD.$(($1 - 1)) ]] && return
+  if [[ $1 == 1 ]]; then ln -sf "$TRAIN" "$SHARD.0"; return; fi
+  split -n r/"$1" -d -a 2 "$TRAIN" shard.tmp.
+  for ((i = 0; i < $1; i++)); do mv "shard.tmp.$(printf %02d $i)" "$SHARD.$i"; done
 }
 
 # hogwild N E: a parameter server and N workers, each training E epochs on its shard. Writes
@@ -70,7 +85,7 @@ hogwild() {
   rm -f port worker.*
   t0=$(now)
   "$SPARKTORCH" -q serve --mode hogwild -n "$n" --model "$SPEC" --listen 127.0.0.1:0 --port-file port \
-    -o model.pt ${LOCK:+--lock} >server.rec &
+    --seed "$SEED" -o model.pt ${LOCK:+--lock} >server.rec &
   SERVER_PID=$!
   until [[ -s port ]]; do  # the server writes it whole once it listens
     kill -0 "$SERVER_PID" 2>/dev/null || { wait "$SERVER_PID"; exit 1; }
@@ -80,7 +95,7 @@ hogwild() {
   local pids=()
   for ((i = 0; i < n; i++)); do
     ("$SPARKTORCH" -q train --mode hogwild --server "$address" --rank $i --world-size "$n" \
-      --label-col 0 -e "$e" <"shard.$n.$i" | grep '^S' >"worker.$i") &
+      --label-col 0 -e "$e" --seed "$SEED" <"$SHARD.$i" | grep '^S' >"worker.$i") &
     pids+=($!)
   done
   for pid in "${pids[@]}"; do wait "$pid"; done
@@ -96,13 +111,14 @@ sync_train() {
   local n=$1 e=$2 t0
   t0=$(now)
   if [[ $n == 1 ]]; then
-    "$SPARKTORCH" -q train --model "$SPEC" --input train.csv --epochs "$e" --output model.pt | grep '^S' >out.0
+    "$SPARKTORCH" -q train --model "$SPEC" --input "$TRAIN" --epochs "$e" --seed "$SEED" \
+      --output model.pt | grep '^S' >out.0
   else
     local mpirun=(mpirun -np "$n")
     [[ $(id -u) == 0 ]] && mpirun+=(--allow-run-as-root)
     ((n > $(nproc))) && mpirun+=(--oversubscribe)
     "${mpirun[@]}" sh -c 'exec "$0" -q train "$@" | grep "^S" >out.$OMPI_COMM_WORLD_RANK' \
-      "$SPARKTORCH" --model "$SPEC" --input train.csv --epochs "$e" --output model.pt
+      "$SPARKTORCH" --model "$SPEC" --input "$TRAIN" --epochs "$e" --seed "$SEED" --output model.pt
   fi
   WALL=$(python3 -c "print($(now) - $t0)")
 }
@@ -160,4 +176,28 @@ if [[ $PARTS == *b* ]]; then
     results+=("$mode, $ACC_WORKERS workers: $TARGET after ${reached:-more than the epochs tried}")
   done
   printf '%s\n' "${results[@]}"
+fi
+
+if [[ $PARTS == *c* ]]; then
+  echo "== c: test accuracy after $CMP_EPOCHS epochs over $CMP_ROWS rows, hogwild against sync, $REPEATS runs"
+  if ((CMP_ROWS < 60000)); then
+    TRAIN=train.$CMP_ROWS.csv
+    [[ -s $TRAIN ]] || head -n "$CMP_ROWS" train.csv >"$TRAIN"
+  fi
+  printf '%-8s %8s %6s %9s %8s\n' mode workers seed accuracy wall_s
+  summary=()
+  for n in $CMP_WORKERS; do
+    for mode in sync hogwild; do
+      accs=()
+      for ((SEED = 0; SEED < REPEATS; SEED++)); do
+        if [[ $mode == hogwild ]]; then hogwild "$n" "$CMP_EPOCHS"; else sync_train "$n" "$CMP_EPOCHS"; fi
+        accs+=("$(test_accuracy)")
+        printf '%-8s %8s %6s %9s %8.1f\n' $mode "$n" "$SEED" "${accs[-1]}" "$WALL"
+      done
+      summary+=("$mode, $n workers: mean $(printf '%s\n' "${accs[@]}" |
+        awk '{s += $1; if (NR == 1 || $1 < lo) lo = $1; if ($1 > hi) hi = $1}
+             END {printf "%.4f (%.4f-%.4f)", s / NR, lo, hi}')")
+    done
+  done
+  printf '%s\n' "${summary[@]}"
 fi

@@ -12,6 +12,7 @@
 
 #include "core/net/errors.h"
 #include "core/ps/ps_client.h"
+#include "core/train/metrics.h"
 #include "core/train/optimizer.h"
 #include "formats/error.h"
 
@@ -418,6 +419,44 @@ TEST(ParameterServer, DecidedEpochsCarryTheirTimesAndThePlannedEpochs) {
   EXPECT_GE(r.epochs[0].seconds, 0.1);
   EXPECT_DOUBLE_EQ(r.epochs[0].elapsed, r.epochs[0].seconds);  // the first epoch
   EXPECT_DOUBLE_EQ(r.epochs[0].samples_per_second, 200 / r.epochs[0].seconds);
+}
+
+TEST(ParameterServer, DecidedEpochsAddUpTheWorkersMetricSums) {
+  ServerFixture server(World(2));
+  PsClient a(server.Client(0, 2)), b(server.Client(1, 2));
+  // A regression over 2 rows on one worker and 1 on the other: the server's mse, mae and r2 are
+  // those of the 3 rows together, not a mean of the workers'.
+  const torch::Tensor out_a = torch::tensor({{0.5F}, {1.5F}}), y_a = torch::tensor({{1.0F}, {1.0F}});
+  const torch::Tensor out_b = torch::tensor({{3.0F}}), y_b = torch::tensor({{2.0F}});
+  MetricSums sums_a("mse", 1), sums_b("mse", 1), together("mse", 1);
+  sums_a.Add(out_a, y_a);
+  sums_b.Add(out_b, y_b);
+  together.Add(torch::cat({out_a, out_b}), torch::cat({y_a, y_b}));
+  auto report = [](const MetricSums& sums, int64_t rows) {
+    ps::EpochReport r;
+    r.set_epoch(1);
+    r.set_rows(rows);
+    r.set_train_loss(0.5);
+    r.set_metric_loss(sums.loss());
+    r.set_metric_outputs(sums.outputs());
+    for (double v : sums.sums()) r.add_train_metric_sums(v);
+    return r;
+  };
+  a.ReportEpoch(report(sums_a, 2));
+  b.ReportEpoch(report(sums_b, 1));
+  a.Finish("{}");
+  b.Finish("{}");
+  ParameterServerReport r = server.Report();
+  ASSERT_EQ(r.epochs.size(), 1u);
+  const MetricList expected = together.Others();
+  ASSERT_EQ(r.epochs[0].train_metrics.size(), 3u);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_EQ(r.epochs[0].train_metrics[i].first, expected[i].first);
+    EXPECT_NEAR(r.epochs[0].train_metrics[i].second, expected[i].second, 1e-12) << expected[i].first;
+  }
+  EXPECT_EQ(r.epochs[0].train_metrics[0].first, "mse");
+  EXPECT_NEAR(r.epochs[0].train_metrics[0].second, (0.25 + 0.25 + 1.0) / 3, 1e-12);
+  EXPECT_TRUE(r.epochs[0].validation_metrics.empty());  // no validation sums were reported
 }
 
 TEST(ParameterServer, EarlyStoppingIsDecidedWhenEveryWorkerReportedTheEpoch) {

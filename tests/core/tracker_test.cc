@@ -183,7 +183,7 @@ TEST(Tracker, ARankWithNoRowsLostBeforeTheStartEndsTheJob) {
     any.Close();
   }
   const std::string abort = zero.Next();
-  EXPECT_EQ(abort.rfind("abort lost a rank with no rows was lost: its connection from 127.0.0.1:", 0), 0u)
+  EXPECT_EQ(abort.rfind("abort lost a rank with no rows on host--1 was lost: its connection from 127.0.0.1:", 0), 0u)
       << abort;
   EXPECT_EQ(tracker.Outcome().kind, AbortKind::kLost);
 }

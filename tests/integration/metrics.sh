@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Metrics that fit the loss, a binary classifier's predictions and class weights (man sparktorch,
 # METRICS, --prediction): a binary job (footwear or not) reports accuracy, precision, recall and
-# AUC and predicts 0 or 1 by default, its probabilities on request; a regression reports mse (its
-# training loss), mae and r2; a weight per class of the wrong length is refused.
+# AUC (a hogwild server too, from its workers' sums) and predicts 0 or 1 by default, its
+# probabilities on request; a regression reports mse (its training loss), mae and r2; a weight
+# per class of the wrong length is refused.
 source "$(dirname "$0")/lib.sh"
 setup_workdir metrics
 require_data train2k.csv test2k.csv test2k.labels
@@ -38,6 +39,33 @@ grep -qE "epoch 3/3: loss [0-9.]+ accuracy [0-9.]+ precision [0-9.]+ recall [0-9
 assert_eq '{"pos_weight": [1.5], "type": "bce_with_logits"}' \
   "$("$SPARKTORCH" inspect binary.pt --json | python3 -c 'import json, sys; print(json.dumps(json.load(sys.stdin)["manifest"]["loss"], sort_keys=True))')" \
   "the manifest's loss with its pos_weight"
+
+check "a hogwild server adds up its workers' metric sums: the binary metrics in its progress line and history"
+split_rows binary_train.csv 1000 1000
+"$SPARKTORCH" serve --mode hogwild -n 2 --model binary.json --listen 127.0.0.1:0 \
+  --port-file server.port -o hogwild.pt >server.out 2>server.err &
+server_pid=$!
+trap 'kill -9 $(jobs -p) 2>/dev/null || true' EXIT
+wait_port_file "$server_pid" server.port server server.err
+worker_pids=()
+for i in 0 1; do
+  "$SPARKTORCH" -q train --mode hogwild --server "$(cat server.port)" --rank "$i" --world-size 2 \
+    --label-col 0 -e 2 --validation-pct 0.2 <"part$i.csv" >"worker.$i" 2>"worker.$i.err" &
+  worker_pids+=($!)
+done
+for i in 0 1; do
+  wait_for "${worker_pids[i]}"
+  assert_eq 0 "$RC" "worker $i's exit status ($(tail -2 "worker.$i.err"))"
+done
+wait_for "$server_pid"
+assert_eq 0 "$RC" "the server's exit status ($(tail -2 server.err))"
+grep -qE "epoch 2/2: loss [0-9.]+ accuracy [0-9.]+ precision [0-9.]+ recall [0-9.]+ auc [0-9.]+ val_loss [0-9.]+ val_accuracy [0-9.]+ val_precision [0-9.]+ val_recall [0-9.]+ val_auc [0-9.]+ \| 2 workers" \
+  server.err || fail "no server progress line with the binary metrics: $(grep 'epoch 2/2' server.err)"
+"$SPARKTORCH" inspect hogwild.pt --json >hogwild.json
+for key in train_auc validation_auc train_precision validation_recall; do
+  assert_cmp "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["manifest"]["history"][-1][sys.argv[2]])' \
+    hogwild.json "$key")" ">" 0.85 "the served model's last epoch $key"
+done
 
 check "it predicts the class by default, the probability on request"
 run_ok binary.pred "$SPARKTORCH" predict --model binary.pt --input binary_test.csv

@@ -2,7 +2,8 @@
 # Checkpoint and resume (man sparktorch, --model, --checkpoint-every, --fresh-optimizer): a model
 # trained 2 epochs and continued for 3 has the weights of the same job trained 5 epochs in one
 # go, with Adam's state and a cosine schedule; a job killed after a checkpoint restarts from it
-# to the same weights; PyTorch reads the optimizer state and loads it into torch.optim.Adam.
+# to the same weights; PyTorch reads the optimizer state and loads it into torch.optim.Adam; a
+# hogwild server resumes the optimizer state of the model it starts from.
 source "$(dirname "$0")/lib.sh"
 setup_workdir resume
 require_data train2k.csv train12k.csv
@@ -95,3 +96,33 @@ assert_eq "6 160 (256, 784) 0.002|stepped 161" "$(paste -sd'|' torch_state.txt)"
 check "--checkpoint-every needs --output"
 expect_exit 2 "$ERR --checkpoint-every needs --output FILE: a checkpoint is the model file a restarted job continues from" \
   --stdout-empty -- "${TRAIN[@]}" --checkpoint-every 1
+
+check "hogwild: a server resumes a trained model's Adam state (1 worker: 1 epoch, then 1 more = 2 local epochs)"
+trap 'kill -9 $(jobs -p) 2>/dev/null || true' EXIT
+# hogwild_epoch MODEL OUT [serve flags]: a server for one worker, which trains 1 epoch in input
+# order on train2k.csv; the model goes to OUT, the server's log to OUT.err.
+hogwild_epoch() {
+  local model=$1 out=$2 server
+  shift 2
+  rm -f server.port
+  "$SPARKTORCH" serve --mode hogwild -n 1 --model "$model" --seed 3 --listen 127.0.0.1:0 \
+    --port-file server.port -o "$out" "$@" >/dev/null 2>"$out.err" &
+  server=$!
+  wait_port_file "$server" server.port server "$out.err"
+  "$SPARKTORCH" -q train --mode hogwild --server "$(cat server.port)" --rank 0 --world-size 1 \
+    --label-col 0 -e 1 --no-shuffle --seed 3 <"$DATA/train2k.csv" >/dev/null 2>"$out.worker.err" ||
+    fail "the worker failed: $(tail -2 "$out.worker.err")"
+  wait_for "$server"
+  assert_eq 0 "$RC" "the server's exit status ($(tail -2 "$out.err"))"
+}
+run_ok local2.records "$SPARKTORCH" -q train --model "$MLP" --input "$DATA/train2k.csv" --no-shuffle \
+  --epochs 2 --seed 3 -o local2.pt
+hogwild_epoch "$MLP" hogwild1.pt
+hogwild_epoch hogwild1.pt hogwild2.pt
+grep -q "resuming the adam state of hogwild1.pt (trained 1 epoch); the workers' epochs count from 1" \
+  hogwild2.pt.err || fail "no resuming line in the server's log: $(grep -m3 info hogwild2.pt.err)"
+assert_cmp "$(max_diff local2.pt hogwild2.pt)" "<" 1e-6 "largest weight difference, 1 + 1 hogwild epochs against 2 local"
+assert_eq 2 "$("$SPARKTORCH" inspect hogwild2.pt --json | python3 -c '
+import json, sys; print(json.load(sys.stdin)["manifest"]["training"]["epochs_run"])')" "the resumed model's epochs_run"
+hogwild_epoch hogwild1.pt fresh2.pt --fresh-optimizer
+assert_cmp "$(max_diff local2.pt fresh2.pt)" ">" 1e-4 "largest weight difference with --fresh-optimizer (Adam starts over)"

@@ -37,7 +37,7 @@ wait_started
 port1=$(grep -o "rank 1 arrived from 127.0.0.1:[0-9]*" tracker.err | grep -o "[0-9]*$")
 killed=$(now)
 kill -9 "${RANK_PID[1]}"
-message="sparktorch: error: rank 1 was lost: its connection from 127.0.0.1:$port1$LOST_SUFFIX"
+message="sparktorch: error: rank 1 on $(hostname) was lost: its connection from 127.0.0.1:$port1$LOST_SUFFIX"
 assert_exit "${RANK_PID[0]}" 75 "$message" "rank 0" err.0
 assert_exit "${RANK_PID[2]}" 75 "$message" "rank 2" err.2
 assert_exit "$TRACKER_PID" 75 "$message" "the tracker" tracker.err
@@ -109,5 +109,5 @@ wait_for "$MPIRUN_PID"
 assert_ne 0 "$RC" "mpirun's exit status"
 assert_cmp "$(python3 -c "print($(now) - $killed)")" "<" 10 "seconds until mpirun ended"
 assert_eq 75 "$(cat rc.0)" "rank 0's exit status"
-grep -q "^sparktorch: error: rank 1 was lost: its connection from 127.0.0.1:[0-9]*$LOST_SUFFIX\$" mpierr.0 ||
+grep -q "^sparktorch: error: rank 1 on $(hostname) was lost: its connection from 127.0.0.1:[0-9]*$LOST_SUFFIX\$" mpierr.0 ||
   fail "rank 0 did not name rank 1 as lost: $(tail -3 mpierr.0)"

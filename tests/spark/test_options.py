@@ -133,6 +133,8 @@ class FlagsTest(unittest.TestCase):
                          ["serve", "--mode", "sync", "--world-size", "3", "--listen",
                           "0.0.0.0:0", "--timeout", "1.0"])
         self.assertEqual(opts.verbosity_flags(o.verbose), ["-v"])
+        self.assertEqual(opts.serve_flags(o, "sync", 3, listen_host="198.18.0.1")[6],
+                         "198.18.0.1:0")
 
     def test_hogwild_flags(self):
         o = TrainOptions(**self.HOGWILD)
@@ -324,6 +326,21 @@ class MasterSlotsTest(unittest.TestCase):
                                          ("spark://host7:7077", 1, None), ("yarn", 1, None),
                                          ("k8s://https://host7:6443", 1, None)):
             self.assertEqual(master_slots(master, task_cpus, cpus=16), slots, master)
+
+
+class ListenHostTest(unittest.TestCase):
+    """Where the driver's serve listens: as Spark's driver RPC, on spark.driver.bindAddress or
+    the address spark.driver.host names, else every interface."""
+
+    def test_bind_address_wins_then_the_driver_host_address(self):
+        from sparktorch_spark.spark import listen_host  # pylint: disable=import-outside-toplevel
+        self.assertEqual(listen_host("198.18.0.9", "somewhere"), "198.18.0.9")
+        # (an address of this machine that is not loopback: tests/multihost/spark_driver.sh)
+        # loopback (it may mean another address on the executors), an address of another
+        # machine (NAT) and a name that does not resolve: every interface
+        self.assertEqual(listen_host(None, "127.0.0.1"), "0.0.0.0")
+        self.assertEqual(listen_host(None, "198.18.255.254"), "0.0.0.0")
+        self.assertEqual(listen_host(None, "no-such-host.invalid"), "0.0.0.0")
 
 
 if __name__ == "__main__":
