@@ -24,6 +24,10 @@ class Communicator {
   // Replaces `bytes` bytes at `data` on every rank with root's.
   virtual void Broadcast(void* data, size_t bytes, int root) = 0;
   virtual void Barrier() = 0;
+  // Exchanges a message between every pair of ranks, so that every connection a collective may
+  // need is made before training: Open MPI connects lazily, and a pair that cannot connect would
+  // otherwise wait in the middle of the first epoch.
+  virtual void Handshake() {}
 };
 
 // A world of one: single-process training and tests. Every collective is the identity.

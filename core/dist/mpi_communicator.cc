@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <string>
+#include <vector>
 
 #include "core/net/errors.h"
 #include "formats/error.h"
@@ -30,6 +31,7 @@ void Check(int rc, const char* what) {
 
 // Large buffers go in pieces: MPI counts are ints.
 constexpr size_t kMaxCount = size_t{1} << 30;
+constexpr int kHandshakeTag = 7701;
 
 class MpiCommunicator : public Communicator {
  public:
@@ -53,6 +55,21 @@ class MpiCommunicator : public Communicator {
   }
 
   void Barrier() override { Check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+
+  void Handshake() override {
+    std::vector<int> in(size_), out(size_, rank_);
+    std::vector<MPI_Request> requests;
+    for (int peer = 0; peer < size_; ++peer) {
+      if (peer == rank_) continue;
+      requests.emplace_back();
+      Check(MPI_Irecv(&in[peer], 1, MPI_INT, peer, kHandshakeTag, MPI_COMM_WORLD, &requests.back()),
+            "MPI_Irecv");
+      requests.emplace_back();
+      Check(MPI_Isend(&out[peer], 1, MPI_INT, peer, kHandshakeTag, MPI_COMM_WORLD, &requests.back()),
+            "MPI_Isend");
+    }
+    Check(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+  }
 
  private:
   template <typename T>

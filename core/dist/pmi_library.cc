@@ -161,10 +161,18 @@ PMI_API int PMI_Barrier() {
   return reply == "barrier-done" ? kSuccess : kFail;
 }
 
+// Open MPI gives up on this rank (a peer it cannot reach, say) and ends it through PMI, often
+// with "N/A" for a message: say so in sparktorch's form, and tell the tracker, which ends the
+// other ranks with it. Exit 75, as for any failure of MPI's (its own lines above say more).
 PMI_API int PMI_Abort(int exit_code, const char* message) {
-  Ask(std::string("abort ") + (message ? message : "") + " (exit " + std::to_string(exit_code) + ")",
-      nullptr);
-  std::_Exit(exit_code == 0 ? 1 : exit_code);
+  const std::string said = message && *message && std::string(message) != "N/A" ? message : "";
+  const std::string why = "Open MPI aborted it (exit " + std::to_string(exit_code) + ")" +
+                          (said.empty() ? "; its own messages on the rank's stderr say why" : ": " + said);
+  std::fprintf(stderr, "sparktorch: error: rank %s: %s\n",
+               state ? std::to_string(state->rank).c_str() : "?", why.c_str());
+  std::fflush(stderr);
+  Ask("abort " + why, nullptr);
+  std::_Exit(75);
 }
 
 PMI_API int PMI_KVS_Get_my_name(char* name, int length) {

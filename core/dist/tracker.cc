@@ -80,7 +80,7 @@ void Tracker::Accept() {
   int fd = ::accept4(listener_.get(), nullptr, nullptr, SOCK_CLOEXEC);
   if (fd < 0) return;
   auto c = std::make_unique<Connection>();
-  DetectDeadPeer(fd, kDeadPeerSeconds);
+  DetectDeadPeer(fd, kDeadPeerMillis);
   c->channel = LineChannel(Fd(fd));
   c->peer = PeerName(fd);
   c->nonce = RandomHex(16);
@@ -247,7 +247,7 @@ void Tracker::HandlePmi(Connection& c, const std::string& verb, const std::strin
     }
     Send(c, "clique " + ranks);
   } else if (verb == "abort") {
-    End(AbortKind::kFailed, "rank " + std::to_string(c.rank) + " aborted MPI: " + rest);
+    End(AbortKind::kFailed, "rank " + std::to_string(c.rank) + " on " + HostOf(hosts_[c.rank]) + ": " + rest);
   } else {
     Send(c, "error unknown request " + verb);
   }
@@ -300,9 +300,11 @@ TrackerOutcome Tracker::Run() {
       c.channel.Close();
       if (c.role == Connection::Role::kControl && (c.rank == kAnyRank || !finished_[c.rank])) {
         if (c.rank != kAnyRank) control_[c.rank] = nullptr;
-        End(AbortKind::kLost, Who(c.rank) + " on " + HostOf(c.host) + " was lost: its connection from " +
-                                  c.peer + " closed before it finished (the process died, was killed, or "
-                                  "lost the network)");
+        End(AbortKind::kLost,
+            Who(c.rank) + " on " + HostOf(c.host) + " was lost: its connection from " + c.peer +
+                (c.channel.timed_out()
+                     ? " stopped answering before it finished (its host went down or the network was cut)"
+                     : " closed before it finished (the process died, was killed, or lost the network)"));
       } else if (c.role == Connection::Role::kPmi && c.in_barrier) {
         --in_barrier_;
       }

@@ -20,7 +20,7 @@ TrackerLink::TrackerLink(const TrackerLinkOptions& options) : options_(options),
                                                     : "rank " + std::to_string(options_.rank);
   const SteadyTime deadline = After(options_.timeout);
   channel_ = LineChannel(Connect(options_.tracker, deadline, "the tracker"));
-  DetectDeadPeer(channel_.fd(), kDeadPeerSeconds);
+  DetectDeadPeer(channel_.fd(), kDeadPeerMillis);
 
   std::string line;
   if (channel_.ReadLine(&line, deadline) != LineChannel::Status::kLine ||
@@ -93,9 +93,16 @@ void TrackerLink::Watch(AbortHandler on_abort) {
         continue;
       }
       if (status == LineChannel::Status::kClosed) {
-        on_abort(AbortKind::kLost, where + " was lost: the connection closed");
+        on_abort(AbortKind::kLost, where + (channel_.timed_out()
+                                                ? " was lost: it stopped answering (its host went down or the "
+                                                  "network was cut)"
+                                                : " was lost: the connection closed"));
       }
       const SteadyTime now = std::chrono::steady_clock::now();
+      if (std::optional<std::string> missed = MissedExpectation(now)) {
+        Say("fail " + *missed);
+        on_abort(AbortKind::kTimeout, *missed);
+      }
       if (now - last_heard > std::chrono::duration<double>(options_.heartbeat_timeout)) {
         on_abort(AbortKind::kLost, where + " was lost: silent for " +
                                        SecondsText(options_.heartbeat_timeout));
@@ -106,6 +113,27 @@ void TrackerLink::Watch(AbortHandler on_abort) {
       }
     }
   });
+}
+
+void TrackerLink::Expect(SteadyTime deadline, const std::string& message) {
+  std::lock_guard<std::mutex> lock(expect_mutex_);
+  expect_deadline_ = deadline;
+  expect_message_ = message;
+  for (char& c : expect_message_) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+}
+
+void TrackerLink::Connected() {
+  std::lock_guard<std::mutex> lock(expect_mutex_);
+  expect_deadline_.reset();
+}
+
+std::optional<std::string> TrackerLink::MissedExpectation(SteadyTime now) {
+  std::lock_guard<std::mutex> lock(expect_mutex_);
+  if (!expect_deadline_ || now < *expect_deadline_) return std::nullopt;
+  expect_deadline_.reset();
+  return expect_message_;
 }
 
 void TrackerLink::StopWatching() {

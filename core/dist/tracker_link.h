@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -56,12 +57,19 @@ class TrackerLink {
   // Tells the tracker this rank failed, with the message every other rank will print. Best
   // effort: the tracker learns of the loss anyway when the process exits.
   void Fail(const std::string& message);
+  // Until Connected(): when `deadline` passes, the watcher tells the tracker this rank failed
+  // with `message` and calls on_abort(kTimeout, message). For the start of MPI, which has no
+  // timeout of its own: ranks that cannot reach each other would wait in it forever.
+  void Expect(SteadyTime deadline, const std::string& message);
+  void Connected();
   // Sends one epoch's metrics (a JSON object, as `--metrics` writes it, with `epochs`) for the
   // tracker to log. Best effort; may be called from any thread.
   void ReportEpoch(const std::string& json);
 
  private:
   void StopWatching();
+  // The message of an Expect whose deadline `now` passed (once), if any.
+  std::optional<std::string> MissedExpectation(SteadyTime now);
   bool Say(const std::string& line);
 
   TrackerLinkOptions options_;
@@ -70,6 +78,9 @@ class TrackerLink {
   int rank_ = 0;
   std::mutex write_mutex_;
   std::atomic<bool> stop_{false};
+  std::mutex expect_mutex_;
+  std::optional<SteadyTime> expect_deadline_;  // set by Expect, cleared by Connected
+  std::string expect_message_;
   std::thread watcher_;
 };
 

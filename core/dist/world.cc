@@ -43,30 +43,41 @@ void PrepareMpiEnvironment(const WorldOptions& options, int rank, uint32_t job_i
 // that leads nowhere, sends it to itself or into a connect that waits. The interface that
 // reaches the tracker reaches the other ranks too (the tracker is how they met), so MPI is
 // confined to its subnet, unless the user named the interfaces (Open MPI's own variables).
-void ChooseMpiInterface(const std::string& local_address, int rank) {
+// Returns which interfaces MPI uses, for messages: "over eth1 (198.18.0.0/24), ...".
+std::string ChooseMpiInterface(const std::string& local_address, int rank) {
   for (const char* user : {"OMPI_MCA_btl_tcp_if_include", "OMPI_MCA_btl_tcp_if_exclude"}) {
     if (const char* value = std::getenv(user)) {
       spdlog::info("rank {}: MPI over the interfaces {}={} names", rank, user, value);
-      return;
+      return std::string("over the interfaces ") + user + "=" + value + " names (set by the user)";
     }
   }
+  const std::string chosen = "over the interfaces Open MPI chose";
   const std::optional<NetInterface> interface = InterfaceWithAddress(local_address);
   if (!interface) {
     spdlog::warn("rank {}: no interface of this host holds {}, the address that reaches the tracker; "
                  "Open MPI chooses its interfaces (set OMPI_MCA_btl_tcp_if_include to choose)",
                  rank, local_address.empty() ? "?" : local_address);
-    return;
+    return chosen;
   }
   if (interface->loopback) {
     spdlog::info("rank {}: the tracker is on this host ({}): Open MPI chooses its interfaces "
                  "(set OMPI_MCA_btl_tcp_if_include to choose)",
                  rank, interface->name);
-    return;
+    return chosen;
   }
   setenv("OMPI_MCA_btl_tcp_if_include", interface->subnet.c_str(), 1);
   spdlog::info("rank {}: MPI over {} ({} on {}), the interface that reaches the tracker "
                "(OMPI_MCA_btl_tcp_if_include overrides)",
                rank, interface->name, interface->address, interface->subnet);
+  return "over " + interface->name + " (" + interface->subnet + "), the interface that reaches the tracker";
+}
+
+// What a rank says when MPI's start and its first exchange with every other rank
+// (Communicator::Handshake) did not end within `timeout` seconds, `over` the interfaces it used.
+std::string NotConnected(int rank, double timeout, const std::string& over) {
+  return "Open MPI did not connect rank " + std::to_string(rank) + " to every other rank within " +
+         SecondsText(timeout) + ", " + over +
+         ": those may not reach the other hosts (a docker bridge, or an interface that leads nowhere)";
 }
 
 }  // namespace
@@ -124,7 +135,8 @@ std::unique_ptr<World> World::Join(const WorldOptions& options) {
                    rank);
     }
     PrepareMpiEnvironment(options, rank, world->link_->job_id());
-    ChooseMpiInterface(world->link_->local_address(), rank);
+    const std::string over = ChooseMpiInterface(world->link_->local_address(), rank);
+    world->link_->Expect(After(options.timeout), NotConnected(rank, options.timeout, over));
     world->comm_ = InitMpi();
     if (world->comm_->rank() != rank || world->comm_->world_size() != options.world_size) {
       throw UsageError("MPI made this process rank " + std::to_string(world->comm_->rank()) + " of " +
@@ -132,12 +144,20 @@ std::unique_ptr<World> World::Join(const WorldOptions& options) {
                        std::to_string(rank) + " of " + std::to_string(options.world_size) +
                        " (is OMPI_MCA_pmix set to something other than flux?)");
     }
+    world->comm_->Handshake();
+    world->link_->Connected();
     return world;
   }
 
   world->launcher_ = "mpirun";
   world->comm_ = InitMpi();
-  if (world->comm_->world_size() > 1) world->StartHub(options);
+  if (world->comm_->world_size() > 1) {
+    world->StartHub(options);
+    world->link_->Expect(After(options.timeout),
+                         NotConnected(world->comm_->rank(), options.timeout, "over the interfaces Open MPI chose"));
+    world->comm_->Handshake();
+    world->link_->Connected();
+  }
   return world;
 }
 

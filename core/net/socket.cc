@@ -136,9 +136,9 @@ std::string LocalAddress(int fd) {
   return text;
 }
 
-void DetectDeadPeer(int fd, int seconds) {
-  int on = 1, idle = 1, interval = 1, probes = std::max(1, seconds - 1);
-  unsigned int user_timeout_ms = static_cast<unsigned int>(seconds) * 1000;
+void DetectDeadPeer(int fd, int millis) {
+  int on = 1, idle = 1, interval = 1, probes = std::max(1, millis / 1000);
+  unsigned int user_timeout_ms = static_cast<unsigned int>(millis);
   setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
   setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &interval, sizeof interval);
@@ -210,6 +210,7 @@ bool LineChannel::Fill() {
     }
     if (n == 0) return false;
     if (errno == EINTR) continue;
+    if (errno == ETIMEDOUT) timed_out_ = true;
     return errno == EAGAIN || errno == EWOULDBLOCK;
   }
 }

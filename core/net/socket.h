@@ -58,14 +58,15 @@ std::string PeerName(int fd);
 std::string LocalAddress(int fd);
 
 // Makes the kernel end a connection whose peer stopped answering (host down, network cut) after
-// about `seconds`, whatever the process does meanwhile: keep-alive probes while the connection
-// is idle, and a limit on how long sent data may stay unacknowledged while it is not. The read
-// or write that waits on such a connection then fails as on a closed one.
-void DetectDeadPeer(int fd, int seconds);
+// about `millis`, whatever the process does meanwhile: keep-alive probes every second while the
+// connection is idle, and a limit on how long sent data may stay unacknowledged. The read that
+// waits on such a connection then fails with ETIMEDOUT (LineChannel::timed_out).
+void DetectDeadPeer(int fd, int millis);
 
-// Seconds after which DetectDeadPeer's connections count a silent peer as gone: the tracker's
-// links and the parameter server's connections.
-constexpr int kDeadPeerSeconds = 4;
+// After how long DetectDeadPeer's connections count a peer that stopped acknowledging as gone:
+// the tracker's links and the parameter server's connections. With a ping every second, a cut
+// link ends the job within about 3.5 s.
+constexpr int kDeadPeerMillis = 2500;
 
 // Connects to `address`, retrying with backoff while the address refuses or cannot be reached,
 // until `deadline`. Throws RendezvousError "cannot reach WHAT at HOST:PORT: why" after that.
@@ -102,6 +103,9 @@ class LineChannel {
   bool Fill();
   // Takes one complete buffered line, if there is one.
   bool TakeLine(std::string* line);
+  // After Fill or ReadLine found the connection broken: whether it broke because the peer stopped
+  // acknowledging (ETIMEDOUT: its host went down or the network was cut; see DetectDeadPeer).
+  bool timed_out() const { return timed_out_; }
 
   // Writes `line` and a '\n', waiting at most until `deadline`. Returns false when the peer is
   // gone or the deadline passed. Never raises SIGPIPE.
@@ -110,6 +114,7 @@ class LineChannel {
  private:
   Fd fd_;
   std::string buffer_;
+  bool timed_out_ = false;
 };
 
 // Whole-buffer I/O with a deadline, for framed protocols. Never raises SIGPIPE.

@@ -160,7 +160,7 @@ ParameterServerReport ParameterServer::Run() {
 void ParameterServer::Accept(Fd fd) {
   int one = 1;
   setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  DetectDeadPeer(fd.get(), kDeadPeerSeconds);
+  DetectDeadPeer(fd.get(), kDeadPeerMillis);
   {
     // Each connection has a thread: bound them, so that a flood of connections cannot.
     std::lock_guard<std::mutex> lock(mu_);

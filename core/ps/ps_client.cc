@@ -11,7 +11,7 @@ PsClient::PsClient(PsClientOptions options)
     : options_(std::move(options)), name_("the parameter server at " + options_.server.ToString()) {
   const SteadyTime deadline = After(options_.timeout);
   Fd fd = Connect(options_.server, deadline, "the parameter server");
-  DetectDeadPeer(fd.get(), kDeadPeerSeconds);
+  DetectDeadPeer(fd.get(), kDeadPeerMillis);
   conn_ = FrameConnection(std::move(fd));
   std::string why;
   ps::Message m;

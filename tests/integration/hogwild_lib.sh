@@ -69,18 +69,6 @@ wait_log() {
   fail "$1 has no line matching '$2' after ${3:-60} s: $(tail -5 "$1")"
 }
 
-# summary_eval FILE EXPR: evaluates the Python expression EXPR with `s` bound to the (one) S
-# record of FILE, e.g. summary_eval server.out 'sorted(s["workers_finished"])'.
-summary_eval() {
-  local n
-  n=$(grep -c $'^S\t' "$1" || true)
-  [[ $n -eq 1 ]] || fail "$1: expected one S record, found $n"
-  grep $'^S\t' "$1" | cut -f2- | python3 -c '
-import json, sys
-s = json.load(sys.stdin)
-v = eval(sys.argv[1])
-print(json.dumps(v) if isinstance(v, (bool, list, dict)) or v is None else v)' "$2"
-}
 
 # summary_field FILE KEY: as lib.sh's, but FILE's S record is parsed once (into FILE.fields, one
 # KEY<TAB>VALUE line a field): these tests read dozens of fields, and a python3 start is slow.

@@ -182,3 +182,25 @@ split_rows() {
 
 # now: seconds since the epoch, with a fraction.
 now() { date +%s.%N; }
+
+# The MLP without dropout (dropout masks would differ between one process and many).
+write_mlp_spec() {
+  cat >"$1" <<'JSON'
+{"layers": [{"type": "linear", "in_features": 784, "out_features": 64}, "relu",
+            {"type": "linear", "in_features": 64, "out_features": 10}],
+ "loss": "cross_entropy", "optimizer": {"type": "adam", "lr": 0.001}}
+JSON
+}
+
+# summary_eval FILE EXPR: evaluates the Python expression EXPR with `s` bound to the (one) S
+# record of FILE, e.g. summary_eval server.out 'sorted(s["workers_finished"])'.
+summary_eval() {
+  local n
+  n=$(grep -c $'^S\t' "$1" || true)
+  [[ $n -eq 1 ]] || fail "$1: expected one S record, found $n"
+  grep $'^S\t' "$1" | cut -f2- | python3 -c '
+import json, sys
+s = json.load(sys.stdin)
+v = eval(sys.argv[1])
+print(json.dumps(v) if isinstance(v, (bool, list, dict)) or v is None else v)' "$2"
+}

@@ -9,15 +9,6 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export OMPI_MCA_rmaps_base_oversubscribe=1
 export SPARKTORCH_SECRET=integration-secret
 
-# The MLP without dropout (dropout masks would differ between one process and many).
-write_mlp_spec() {
-  cat >"$1" <<'JSON'
-{"layers": [{"type": "linear", "in_features": 784, "out_features": 64}, "relu",
-            {"type": "linear", "in_features": 64, "out_features": 10}],
- "loss": "cross_entropy", "optimizer": {"type": "adam", "lr": 0.001}}
-JSON
-}
-
 # start_tracker N [serve flags]: starts `sparktorch serve` for N ranks in the background; sets
 # TRACKER_PID and TRACKER (HOST:PORT); its stderr goes to tracker.err.
 start_tracker() {
