@@ -66,9 +66,15 @@ std::vector<int64_t> ProbeOutputShape(torch::jit::Module& module,
   torch::NoGradGuard no_grad;
   bool was_training = module.is_training();
   module.eval();
+  // The probe goes where the module's tensors are (a model already moved to a GPU).
+  c10::Device device(torch::kCPU);
+  for (const torch::Tensor& t : module.parameters()) {
+    device = t.device();
+    break;
+  }
   torch::jit::IValue out;
   try {
-    out = module.forward({torch::zeros(BatchShape(input_shape))});
+    out = module.forward({torch::zeros(BatchShape(input_shape), torch::TensorOptions().device(device))});
   } catch (const std::exception& e) {
     module.train(was_training);
     throw SpecError("the model does not take rows of shape " + ShapeText(input_shape) + ": " +

@@ -2,6 +2,10 @@
 
 #include <map>
 #include <optional>
+#include <sstream>
+#include <string>
+#include <type_traits>
+#include <utility>
 
 #include <torch/serialize.h>
 #include <torch/torch.h>
@@ -21,7 +25,19 @@ struct NamedState {
   std::map<std::string, torch::Tensor> tensors;
 };
 
-std::string Key(const torch::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
+// The key of a parameter's entry in Optimizer::state(): its TensorImpl's address, as text up to
+// LibTorch 2.1 and as the pointer itself from 2.2 on (the map's key type says which).
+using StateKey = std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type;
+template <typename K = StateKey>
+K Key(const torch::Tensor& p) {
+  if constexpr (std::is_same_v<K, std::string>) {
+    std::ostringstream text;
+    text << p.unsafeGetTensorImpl();
+    return text.str();
+  } else {
+    return p.unsafeGetTensorImpl();
+  }
+}
 
 // Adam's and AdamW's states have the same fields under two types.
 template <typename State, typename Put>
