@@ -185,10 +185,11 @@ bool ParameterServer::OnPush(WorkerLink& link, const ps::Push& push) {
 namespace {
 
 // Adds a report's metric sums to an epoch's: the first report that carries them fixes the loss
-// and outputs; a report whose sums do not fit those is left out of the metrics.
+// and outputs; a report whose sums do not fit those is left out of the metrics. (No task has
+// more outputs than sums, so a report that says so is not believed: it would size the sums.)
 void AddMetricSums(const ps::EpochReport& r, const google::protobuf::RepeatedField<double>& sums,
                    std::optional<MetricSums>* total) {
-  if (sums.empty() || r.metric_loss().empty()) return;
+  if (sums.empty() || r.metric_loss().empty() || r.metric_outputs() > sums.size()) return;
   if (!*total) total->emplace(r.metric_loss(), r.metric_outputs());
   if ((*total)->loss() != r.metric_loss() || (*total)->outputs() != std::max<int64_t>(r.metric_outputs(), 1)) return;
   (*total)->Add(std::vector<double>(sums.begin(), sums.end()));

@@ -20,11 +20,12 @@ from lib import (SPARK_DATA, check, done, expect, expect_failure, expect_in, set
                  train_args)
 
 # Seconds within which each job must have failed (a hang would run to the test's timeout).
-# Measured on 2 loaded cores: 5-16 s for a missing binary, 10-34 s for a bad row. --partitions 3
-# on these masters fails as soon as the session is up (spark.py plan_partitions knows their
-# fixed slots); it waited 30 s for executors before, 35-41 s in all.
+# Measured on 2 loaded cores: 5-16 s for a missing binary, 10-34 s for a bad row, 10-38 s for
+# --partitions 3. That one fails as soon as the session is up, without waiting for executors
+# (spark.py plan_partitions knows these masters' fixed slots): its message ending "on MASTER",
+# not "now" (the count after a wait), is what shows it, not its time, which under the suite's
+# load ranged up to 38 s (a local-cluster session's start alone).
 WITHIN = 90
-SLOTS_WITHIN = 30
 
 
 def main():
@@ -35,10 +36,10 @@ def main():
     model = os.path.abspath("slots.pt")
     run = submit("slots", master, train_args(train, "sync", 1, model, partitions=3),
                  timeout=240)
-    expect_failure(run, "--partitions 3", SLOTS_WITHIN)
+    expect_failure(run, "--partitions 3", WITHIN)
     expect_in(r"partitions=3, but a barrier stage can get 2 slots on %s" % re.escape(master),
               run.text,
-              "the cause")
+              "the cause, decided from the master's fixed slots (no wait for executors)")
     expect(not any(word in run.text for word in ("tracker for", "serve at", " arrived")),
            "no serve started and no task ran")
     expect(not os.path.exists(model), "no model written")

@@ -94,12 +94,12 @@ def main():
            "no epoch line, or no process to kill")
     print("  killed pid %d, %.1f s after spark-submit started" % killer.killed, flush=True)
     if run.rc != 0:
-        expect_in(r"rank \d+ (was lost|never arrived)", run.text, "the failure names the rank")
+        expect_in(r"rank \d+ (on \S+ was lost|never arrived)", run.text, "the failure names the rank")
         fail("the job failed instead of running again (exit status %d)" % run.rc)
     expect_success(run, "the job")
     again = expect_in(r"job (\d+) failed and runs again with a new job id", run.text,
                       "the driver runs the job again")
-    expect_in(r"rank \d+ was lost", run.text, "the lost rank is named")
+    expect_in(r"rank \d+ on \S+ was lost", run.text, "the lost rank and its host are named")
     closing = expect_in(CLOSING, run.out, "train.py's closing line")
     expect(closing.group(1) != again.group(1), "under a new job id (%s, not %s)"
            % (closing.group(1), again.group(1)))
