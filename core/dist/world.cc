@@ -77,7 +77,8 @@ std::string ChooseMpiInterface(const std::string& local_address, int rank) {
 std::string NotConnected(int rank, double timeout, const std::string& over) {
   return "Open MPI did not connect rank " + std::to_string(rank) + " to every other rank within " +
          SecondsText(timeout) + ", " + over +
-         ": those may not reach the other hosts (a docker bridge, or an interface that leads nowhere)";
+         ": those may not reach the other hosts (a docker bridge, or an interface that leads nowhere); "
+         "name the ones that do in OMPI_MCA_btl_tcp_if_include";
 }
 
 }  // namespace
