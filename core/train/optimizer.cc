@@ -5,6 +5,7 @@
 #include <torch/torch.h>
 
 #include "core/model/spec_fields.h"
+#include "core/train/fused_adam.h"
 #include "formats/error.h"
 
 namespace sparktorch {
@@ -69,14 +70,14 @@ std::unique_ptr<torch::optim::Optimizer> MakeOptimizer(const json& spec,
   if (type == "adam" || type == "adamw") {
     auto betas = std::make_tuple(spec.at("betas")[0].get<double>(), spec.at("betas")[1].get<double>());
     if (type == "adam") {
-      return std::make_unique<torch::optim::Adam>(
+      return std::make_unique<FusedAdam>(
           params, torch::optim::AdamOptions(num("lr"))
                       .betas(betas)
                       .eps(num("eps"))
                       .weight_decay(num("weight_decay"))
                       .amsgrad(spec.at("amsgrad").get<bool>()));
     }
-    return std::make_unique<torch::optim::AdamW>(
+    return std::make_unique<FusedAdamW>(
         params, torch::optim::AdamWOptions(num("lr"))
                     .betas(betas)
                     .eps(num("eps"))

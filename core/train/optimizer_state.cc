@@ -2,15 +2,14 @@
 
 #include <map>
 #include <optional>
-#include <sstream>
 #include <string>
-#include <type_traits>
 #include <utility>
 
 #include <torch/serialize.h>
 #include <torch/torch.h>
 
 #include "core/model/shape.h"
+#include "core/train/optimizer_key.h"
 #include "formats/error.h"
 
 namespace sparktorch {
@@ -24,20 +23,6 @@ struct NamedState {
   std::optional<int64_t> step;
   std::map<std::string, torch::Tensor> tensors;
 };
-
-// The key of a parameter's entry in Optimizer::state(): its TensorImpl's address, as text up to
-// LibTorch 2.1 and as the pointer itself from 2.2 on (the map's key type says which).
-using StateKey = std::decay_t<decltype(std::declval<torch::optim::Optimizer&>().state())>::key_type;
-template <typename K = StateKey>
-K Key(const torch::Tensor& p) {
-  if constexpr (std::is_same_v<K, std::string>) {
-    std::ostringstream text;
-    text << p.unsafeGetTensorImpl();
-    return text.str();
-  } else {
-    return p.unsafeGetTensorImpl();
-  }
-}
 
 // Adam's and AdamW's states have the same fields under two types.
 template <typename State, typename Put>
@@ -155,7 +140,7 @@ std::string SaveOptimizerState(torch::optim::Optimizer& optimizer, const json& s
   const std::string type = spec.at("type").get<std::string>();
   c10::impl::GenericDict state(c10::IntType::get(), c10::AnyType::get());
   for (size_t i = 0; i < params.size(); ++i) {
-    auto it = optimizer.state().find(Key(params[i]));
+    auto it = optimizer.state().find(StateKeyOf(params[i]));
     if (it == optimizer.state().end()) continue;
     const NamedState named = Named(type, *it->second);
     c10::impl::GenericDict entry(c10::StringType::get(), c10::AnyType::get());
@@ -219,7 +204,7 @@ void LoadOptimizerState(torch::optim::Optimizer& optimizer, const json& spec,
                          "\", which " + type + " keeps");
       }
     }
-    optimizer.state()[Key(param)] = FromNamed(type, named, param.device());
+    optimizer.state()[StateKeyOf(param)] = FromNamed(type, named, param.device());
   }
 }
 
