@@ -51,9 +51,14 @@ void SetupServeCommand(CLI::App& app) {
   c->add_option("--world-size,-n", f.job.world_size, "Number of ranks (sync) or workers (hogwild) in the job")
       ->required()
       ->check(CLI::PositiveNumber);
-  c->add_option("--listen", f.job.listen,
+  CLI::Option* listen = c->add_option("--listen", f.job.listen,
                 "ADDR:PORT to listen on; port 0 picks a free one (default 0.0.0.0:0, or "
                 "127.0.0.1:0 without SPARKTORCH_SECRET)");
+  c->add_option("--listen-fd", f.job.listen_fd,
+                "Accept on this inherited socket, which the caller bound and listens on already "
+                "(so it knows the address before serve starts), instead of --listen")
+      ->check(CLI::NonNegativeNumber)
+      ->excludes(listen);
   c->add_option("--port-file", f.job.port_file,
                 "Write the HOST:PORT the ranks or workers should use to this file (sync: instead "
                 "of stdout; hogwild: else it is only logged, as stdout carries records)");

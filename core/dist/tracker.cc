@@ -62,7 +62,7 @@ Tracker::Tracker(TrackerOptions options) : options_(std::move(options)) {
     std::random_device random;
     options_.job_id = ((1 + random() % 0x7ffe) << 16) | 1;
   }
-  listener_ = Listen(options_.listen);
+  listener_ = options_.listen_fd >= 0 ? Fd(options_.listen_fd) : Listen(options_.listen);
   control_.assign(options_.world_size, nullptr);
   finished_.assign(options_.world_size, false);
   hosts_.assign(options_.world_size, "");

@@ -14,6 +14,7 @@ namespace sparktorch {
 
 struct TrackerOptions {
   Address listen;          // port 0: any free port
+  int listen_fd = -1;      // >= 0: a socket that already listens there, which the tracker owns
   int world_size = 0;      // ranks expected, 0..world_size-1
   uint32_t job_id = 0;     // handed to the ranks (MPI's job id, FLUX_JOB_ID); 0: a random one
   std::string secret;      // ranks must prove they hold it; empty: no authentication

@@ -11,6 +11,11 @@ namespace sparktorch {
 namespace {
 
 constexpr double kPingSeconds = 1.0;
+// Once the tracker has admitted a rank, the tracker decides when the wait for the others ends
+// (it tells every rank why); the rank's own --timeout is then a backstop this much later. A
+// tracker that started after its ranks (the Spark driver starts the tasks while serve is still
+// loading) would otherwise lose the race to the ranks' clocks and report only a lost rank.
+constexpr std::chrono::seconds kTrackerDecidesFirst(5);
 
 }  // namespace
 
@@ -34,8 +39,9 @@ TrackerLink::TrackerLink(const TrackerLinkOptions& options) : options_(options),
     throw PeerError(where + " closed the connection", false);
   }
   // Answers until the start: "ok", then pings, then "start JOB"; or "refused"/"abort".
+  bool admitted = false;
   for (;;) {
-    LineChannel::Status status = channel_.ReadLine(&line, deadline);
+    LineChannel::Status status = channel_.ReadLine(&line, admitted ? deadline + kTrackerDecidesFirst : deadline);
     if (status == LineChannel::Status::kTimeout) {
       throw RendezvousError("not every rank arrived at " + where + " within " +
                             SecondsText(options_.timeout));
@@ -44,6 +50,7 @@ TrackerLink::TrackerLink(const TrackerLinkOptions& options) : options_(options),
       throw PeerError(where + " closed the connection before the job started", false);
     }
     auto [verb, rest] = SplitVerb(line);
+    if (verb == "ok") admitted = true;
     if (verb == "ok" || verb == "ping") continue;
     if (verb == "refused") {
       throw RefusedError(where + " refused " + who + ": " + rest);

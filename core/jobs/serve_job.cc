@@ -49,6 +49,16 @@ void WriteWhole(const std::string& path, const std::string& text) {
 // becomes 127.0.0.1, with a warning). `who` is "tracker" or "parameter server".
 Address ListenAddress(const ServeJobOptions& o, const std::string& secret, const std::string& who,
                       const std::string& peers) {
+  if (o.listen_fd >= 0) {
+    Address bound = ListeningAddress(o.listen_fd, "--listen-fd");
+    if (secret.empty() && !IsLoopback(bound.host)) {
+      throw UsageError("--listen-fd " + std::to_string(o.listen_fd) + ": the socket listens on " +
+                       bound.ToString() + "; without SPARKTORCH_SECRET the " + who +
+                       " listens on loopback only; set a per-job secret in SPARKTORCH_SECRET (for "
+                       "the " + who + " and every one of its " + peers + ")");
+    }
+    return bound;
+  }
   Address listen = o.listen.empty() ? Address{"0.0.0.0", 0} : ParseAddress(o.listen, "--listen");
   if (secret.empty()) {
     if (IsWildcard(listen.host)) {
@@ -87,6 +97,7 @@ void ServeHogwild(const ServeJobOptions& o, const std::string& secret, std::FILE
   ConfigureCpu(DefaultThreads());
   if (h.model.model_path.empty()) throw UsageError("--model is required with --mode hogwild");
   h.server.listen = ListenAddress(o, secret, "parameter server", "workers");
+  h.server.listen_fd = o.listen_fd;
   h.server.secret = secret;
   const char* job = std::getenv("SPARKTORCH_JOB_ID");
   h.server.job = job && *job ? job : "-";
@@ -102,6 +113,7 @@ void ServeTracker(const ServeJobOptions& o, const std::string& secret, std::FILE
   TrackerOptions options;
   options.secret = secret;
   options.listen = ListenAddress(o, secret, "tracker", "ranks");
+  options.listen_fd = o.listen_fd;
   options.world_size = o.world_size;
   options.job_id = o.job_id;
   options.rendezvous_timeout = o.timeout;

@@ -27,6 +27,7 @@ struct ServeJobOptions {
   std::string mode = "sync";  // sync: the tracker; hogwild: the parameter server
   int world_size = 0;
   std::string listen;     // ADDR:PORT; empty: 0.0.0.0:0 (127.0.0.1:0 without a secret)
+  int listen_fd = -1;     // >= 0: an inherited socket that listens already (instead of listen)
   std::string port_file;  // where to write HOST:PORT; empty: stdout (sync) or the log only
   double timeout = 120;
   double heartbeat_timeout = 0;  // 0: the mode's default (30 s sync, 300 s hogwild)

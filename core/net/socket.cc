@@ -111,6 +111,26 @@ Fd Listen(const Address& address) {
   return fd;
 }
 
+Address ListeningAddress(int fd, const std::string& flag) {
+  int accepting = 0, type = 0;
+  socklen_t length = sizeof accepting;
+  sockaddr_in addr{};
+  socklen_t addr_length = sizeof addr;
+  if (getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &accepting, &length) != 0) {
+    throw UsageError(flag + " " + std::to_string(fd) + ": not a listening IPv4 TCP socket: " +
+                     std::strerror(errno));
+  }
+  length = sizeof type;
+  if (getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &length) != 0 || type != SOCK_STREAM || !accepting ||
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &addr_length) != 0 || addr.sin_family != AF_INET) {
+    throw UsageError(flag + " " + std::to_string(fd) + ": not a listening IPv4 TCP socket");
+  }
+  fcntl(fd, F_SETFD, FD_CLOEXEC);
+  char text[INET_ADDRSTRLEN] = "";
+  inet_ntop(AF_INET, &addr.sin_addr, text, sizeof text);
+  return Address{text, ntohs(addr.sin_port)};
+}
+
 int LocalPort(int fd) {
   sockaddr_in addr{};
   socklen_t len = sizeof addr;

@@ -48,6 +48,11 @@ Address ParseAddress(const std::string& text, const std::string& what);
 // a free port) and listens. Throws RendezvousError "cannot listen on HOST:PORT: why".
 Fd Listen(const Address& address);
 
+// An inherited socket that already listens (serve --listen-fd: its caller bound it, and so knew
+// the address before this process started): where it is bound. Marks it close-on-exec. Throws
+// UsageError naming `flag` when `fd` is not a listening IPv4 TCP socket.
+Address ListeningAddress(int fd, const std::string& flag);
+
 // The port a bound socket got.
 int LocalPort(int fd);
 

@@ -69,7 +69,7 @@ ParameterServer::ParameterServer(ParameterServerOptions options, std::vector<at:
   applied_lr_ = options_.optimizer.at("lr").get<double>();
   // The first epoch's rate does not depend on the number of epochs, not yet known.
   scheduled_lr_ = LrSchedule(options_.lr_schedule, applied_lr_, 1, 1).Lr(1, 0);
-  listener_ = Listen(options_.listen);
+  listener_ = options_.listen_fd >= 0 ? Fd(options_.listen_fd) : Listen(options_.listen);
   port_ = LocalPort(listener_.get());
 }
 

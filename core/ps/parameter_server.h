@@ -28,6 +28,7 @@ namespace sparktorch {
 
 struct ParameterServerOptions {
   Address listen;
+  int listen_fd = -1;        // >= 0: a socket that already listens there, which the server owns
   std::string secret;        // empty: no secret (the caller listens on loopback only)
   std::string job = "-";     // workers must present this job id; "-": any
   int world_size = 1;

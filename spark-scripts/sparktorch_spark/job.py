@@ -133,7 +133,7 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
     on the driver uses `options.torchObj`. `executor_hosts()`, when given, lists the hosts the
     tasks may run on (to say where a failed barrier task ran). serve listens on `listen` (an
     address of this machine, or 0.0.0.0) and tasks reach it at `host`. Raises ServeError when serve
-    cannot start (a port taken, a bad model), BinaryMissing when a task finds no binary, and
+    cannot start (a port taken, a hogwild model it cannot load), BinaryMissing when a task finds no binary, and
     JobFailed when the job fails."""
     log = sys.stderr if log is None else log
     verbosity = opts.verbosity_flags(options.verbose)
@@ -142,7 +142,7 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
     for attempt in range(1, options.retries + 2):
         secret = secrets.token_hex(16)
         job_id = new_job_id()
-        serve_args = opts.serve_flags(options, mode, world_size, listen_host=listen)
+        serve_args = opts.serve_flags(options, mode, world_size)
         task_env = {"SPARKTORCH_SECRET": secret}
         task_args = (opts.row_flags(has_label, options.onBadRow) +
                      opts.train_flags(options, mode, threads))
@@ -152,9 +152,12 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
             task_args += opts.model_flags(options, task_model, task_config)
         else:
             serve_args += opts.model_flags(options, model_path, config_path)
+        # A tracker's tasks may start before it accepts (they wait for it); a parameter server
+        # must first show that it could load the model.
         serve = Serve(driver_binary, verbosity, serve_args,
-                      env=dict(os.environ, SPARKTORCH_SECRET=secret), host=host,
-                      model_output=(mode == "hogwild"), log=log)
+                      env=dict(os.environ, SPARKTORCH_SECRET=secret),
+                      listen=(listen, options.port), host=host,
+                      model_output=(mode == "hogwild"), wait=(mode == "hogwild"), log=log)
         try:
             log.write("sparktorch: job %d (attempt %d of %d): %d %s tasks, serve at %s\n"
                       % (job_id, attempt, options.retries + 1, world_size, mode, serve.address))

@@ -191,11 +191,11 @@ def train_flags(options, mode, threads):
     return args
 
 
-def serve_flags(options, mode, world_size, listen_host="0.0.0.0"):
-    """`sparktorch serve`'s flags (without --port-file and -o, which the driver adds); it
-    listens on `listen_host` (spark.listen_host: where the driver's own RPC listens)."""
+def serve_flags(options, mode, world_size):
+    """`sparktorch serve`'s flags (without --listen-fd, --port-file and -o, which serve.Serve
+    adds: it binds the socket, at `options.port`)."""
     args = ["serve", "--mode", mode, "--world-size", str(world_size),
-            "--listen", "%s:%d" % (listen_host, options.port), "--timeout", repr(float(options.timeout))]
+            "--timeout", repr(float(options.timeout))]
     if mode == "hogwild":
         if options.acquireLock:
             args.append("--lock")

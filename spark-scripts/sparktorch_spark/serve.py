@@ -1,15 +1,19 @@
 """`sparktorch serve` on the driver: the tracker of a synchronous job, or the parameter server
 of a hogwild one, for the lifetime of one attempt of a job.
 
-`Serve` starts it with the job's secret in its environment (never on its command line), waits
-until it listens, and gives the address the tasks should use, with the host Spark tasks reach
-the driver at (`spark.driver.host`). A serve that cannot start (the port is taken, a bad model)
-raises ServeError with its own message before any Spark work starts. Its stderr goes to the
-driver's stderr as it comes; its stdout (hogwild: the summary record) is kept.
+`Serve` binds the listening socket itself and hands it to serve (`--listen-fd`), so the address
+the tasks should use (with the host Spark tasks reach the driver at, `spark.driver.host`) is
+known at once: a tracker's tasks can start while serve is still starting (loading LibTorch
+takes most of a second), and reach it when it accepts. A hogwild parameter server is waited
+for until it listens, so that a bad model raises ServeError with serve's own message before any
+Spark work starts; a port that cannot be bound raises ServeError at once. serve runs with the
+job's secret in its environment (never on its command line); its stderr goes to the driver's
+stderr as it comes; its stdout (hogwild: the summary record) is kept.
 """
 import collections
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -36,31 +40,56 @@ def last_error(lines):
 
 
 class Serve:
-    """One `sparktorch serve` process. `args` are serve's arguments after the binary (from
-    options.serve_flags); `env` its environment; `host` replaces the host part of the address
-    it reports (None keeps it). Raises ServeError when it exits or does not listen within
-    `start_timeout` seconds. Not thread-safe: the driver's job thread owns it."""
+    """One `sparktorch serve` process, listening on `listen` ((host, port); port 0: a free
+    one; None: any free port, on every interface with a SPARKTORCH_SECRET in `env`, else on
+    loopback, as serve does), a socket this constructor binds. `args` are serve's other arguments after the binary
+    (from options.serve_flags); `env` its environment; `host` replaces the host part of the
+    address the tasks get (None: the listening address). With `wait`, waits until serve
+    listens, and raises ServeError when it exits first or does not listen within
+    `start_timeout` seconds. Raises ServeError when the socket cannot be bound. Not
+    thread-safe: the driver's job thread owns it."""
 
-    def __init__(self, binary, global_flags, args, env, host=None, model_output=False,
-                 start_timeout=60.0, log=None):
-        self.dir = tempfile.mkdtemp(prefix="sparktorch-serve-")
+    def __init__(self, binary, global_flags, args, env, listen=None, host=None,
+                 model_output=False, wait=True, start_timeout=60.0, log=None):
         self.log = sys.stderr if log is None else log
+        if listen is None:
+            secret = (os.environ if env is None else env).get("SPARKTORCH_SECRET")
+            listen = ("0.0.0.0" if secret else "127.0.0.1", 0)
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        try:
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(listen)
+            listener.listen(128)
+        except OSError as e:
+            listener.close()
+            raise ServeError("sparktorch serve cannot listen on %s:%d: %s"
+                             % (listen[0], listen[1], e.strerror or e), None, []) from None
+        self.dir = tempfile.mkdtemp(prefix="sparktorch-serve-")
         self.model_path = os.path.join(self.dir, "model.pt") if model_output else None
         port_file = os.path.join(self.dir, "address")
-        command = [binary] + list(global_flags) + list(args) + ["--port-file", port_file]
+        command = ([binary] + list(global_flags) + list(args) +
+                   ["--listen-fd", str(listener.fileno()), "--port-file", port_file])
         if self.model_path:
             command += ["--output", self.model_path]
         self.command = command
         self.tail = collections.deque(maxlen=20)
         self.stdout = []
-        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, env=env)
+        bound, self.port = listener.getsockname()[:2]
+        self.address = "%s:%d" % (host or (socket.gethostname() if bound == "0.0.0.0" else bound),
+                                  self.port)
+        try:
+            self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL,
+                                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                            env=env, pass_fds=(listener.fileno(),))
+        finally:
+            # serve owns the socket now: should it end, the tasks find nothing there.
+            listener.close()
         self.threads = [threading.Thread(target=self._copy_stderr, daemon=True),
                         threading.Thread(target=self._keep_stdout, daemon=True)]
         for t in self.threads:
             t.start()
         deadline = time.monotonic() + start_timeout
-        while not self._address_written(port_file):
+        while wait and not self._address_written(port_file):
             if self.process.poll() is not None:
                 self._join()
                 raise ServeError("sparktorch serve could not start (exit status %d): %s"
@@ -71,10 +100,6 @@ class Serve:
                 raise ServeError("sparktorch serve did not listen within %g s" % start_timeout,
                                  None, self.tail)
             time.sleep(0.05)
-        with open(port_file) as f:
-            listened = f.read().strip()
-        self.port = int(listened.rpartition(":")[2])
-        self.address = "%s:%d" % (host, self.port) if host else listened
 
     @staticmethod
     def _address_written(path):

@@ -10,7 +10,8 @@ predicts the test set with sparktorch_spark.spark.predict, and prints:
 
 - the phases of the fit, from the timestamps of the lines the driver, serve and the ranks log
   (tasks of a local master log to this process's stderr): start-up and checks (the fit's call
-  to serve listening), ranks starting (to every rank at the tracker), rows into the binary (to
+  to the driver's "job N (attempt 1 of M)" line, written as the training stage starts: serve
+  started, and listening too in hogwild), ranks starting (to every rank at the tracker), rows into the binary (to
   the last rank's `read N rows`), training (to the last epoch's line), model back (to the fit's
   return, the model verified on the driver);
 - the fit's total, the test accuracy and the prediction's rows/s.
@@ -36,7 +37,7 @@ from sparktorch_spark.options import TrainOptions  # noqa: E402
 
 STAMP = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}) ")
 # The lines that end each phase, as serve and the ranks log them.
-PHASES = (("start-up and checks", re.compile(r"tracker for \d+ ranks|parameter server for")),
+PHASES = (("start-up and checks", re.compile(r"^sparktorch: job \d+ \(attempt 1 ")),
           ("ranks starting", re.compile(r"all \d+ ranks arrived|joined the parameter server")),
           ("rows into the binary", re.compile(r"read \d+ rows of \d+ features")),
           ("training", re.compile(r"epoch (\d+)/\1:")))

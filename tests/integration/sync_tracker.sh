@@ -64,3 +64,67 @@ check "serve --job-id 1498728580 (local job bits not 1): the ranks, given that i
 split_rows "$DATA/train2k.csv" 200 200
 SPARKTORCH_JOB_ID=1498728580 tracker_run 2 --job-id 1498728580
 grep -q "job 1498728580" tracker.err || fail "the tracker did not name job 1498728580: $(cat tracker.err)"
+
+# The Spark driver binds serve's socket itself and hands it over (serve --listen-fd), so that
+# the tasks can start, and connect, before serve has started.
+check "serve --listen-fd: ranks that connect before serve starts are served; the same weights"
+split_rows "$DATA/train2k.csv" 300 200
+tracker_run 2
+expected=$(summary_field out.0 weights_crc32)
+rm -f tracker.port
+# Binds 127.0.0.1:0, says where, waits 1.5 s (the ranks connect meanwhile), then becomes serve.
+python3 -c '
+import os, socket, sys, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen(16)
+os.set_inheritable(s.fileno(), True)
+with open("tracker.port.tmp", "w") as f:
+    f.write("127.0.0.1:%d\n" % s.getsockname()[1])
+os.rename("tracker.port.tmp", "tracker.port")
+time.sleep(1.5)
+os.execv(sys.argv[1], sys.argv[1:] + ["--listen-fd", str(s.fileno())])
+' "$SPARKTORCH" serve --world-size 2 --port-file tracker.served 2>tracker.err &
+TRACKER_PID=$!
+wait_port_file "$TRACKER_PID" tracker.port tracker tracker.err
+TRACKER=$(cat tracker.port)
+started=$(now)
+for r in 0 1; do start_rank "$r" 2 "part$r.csv" "${COMMON[@]}"; done
+for r in 0 1; do
+  wait_for "${RANK_PID[r]}"
+  assert_eq 0 "$RC" "rank $r's exit status ($(cat "err.$r"))"
+done
+wait_for "$TRACKER_PID"
+assert_eq 0 "$RC" "the tracker's exit status ($(tail -3 tracker.err))"
+assert_eq "$expected" "$(summary_field out.0 weights_crc32)" "weights checksum, --listen-fd against --listen"
+assert_eq "$TRACKER" "$(cat tracker.served)" "the address serve wrote to --port-file"
+grep -q "listening on $TRACKER" tracker.err || fail "serve did not log its address: $(cat tracker.err)"
+
+check "serve --listen-fd refuses what is not a listening socket, and a wildcard one without a secret"
+expect_exit 2 "sparktorch: error: --listen-fd 0: not a listening IPv4 TCP socket: Socket operation on non-socket" \
+  -- "$SPARKTORCH" -q serve --world-size 1 --listen-fd 0 </dev/null
+rc=0
+python3 -c '
+import os, socket, sys
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+os.set_inheritable(s.fileno(), True)
+os.dup2(s.fileno(), 5)
+os.execv(sys.argv[1], sys.argv[1:])
+' "$SPARKTORCH" -q serve --world-size 1 --listen-fd 5 >last.out 2>last.err || rc=$?
+assert_eq 2 "$rc" "serve's exit status with a socket that does not listen"
+assert_eq "sparktorch: error: --listen-fd 5: not a listening IPv4 TCP socket" "$(cat last.err)" "serve's message"
+rc=0
+env -u SPARKTORCH_SECRET python3 -c '
+import os, socket, sys
+s = socket.socket()
+s.bind(("0.0.0.0", 0))
+s.listen(1)
+os.dup2(s.fileno(), 5)
+print(s.getsockname()[1], flush=True)
+os.execv(sys.argv[1], sys.argv[1:])
+' "$SPARKTORCH" -q serve --world-size 1 --listen-fd 5 >last.out 2>last.err || rc=$?
+assert_eq 2 "$rc" "serve's exit status with 0.0.0.0 and no secret"
+port=$(head -1 last.out)
+assert_eq "sparktorch: error: --listen-fd 5: the socket listens on 0.0.0.0:$port; without SPARKTORCH_SECRET the tracker listens on loopback only; set a per-job secret in SPARKTORCH_SECRET (for the tracker and every one of its ranks)" \
+  "$(cat last.err)" "serve's message"

@@ -130,11 +130,8 @@ class FlagsTest(unittest.TestCase):
                           "train_config.json", "--loss", "nll", "--optimizer", "sgd", "--lr",
                           "0.05", "--lr-schedule", "cosine", "--input-shape", "784"])
         self.assertEqual(opts.serve_flags(o, "sync", 3),
-                         ["serve", "--mode", "sync", "--world-size", "3", "--listen",
-                          "0.0.0.0:0", "--timeout", "1.0"])
+                         ["serve", "--mode", "sync", "--world-size", "3", "--timeout", "1.0"])
         self.assertEqual(opts.verbosity_flags(o.verbose), ["-v"])
-        self.assertEqual(opts.serve_flags(o, "sync", 3, listen_host="198.18.0.1")[6],
-                         "198.18.0.1:0")
 
     def test_hogwild_flags(self):
         o = TrainOptions(**self.HOGWILD)
@@ -144,8 +141,8 @@ class FlagsTest(unittest.TestCase):
                           "--threads", "1", "--device", "cpu", "--timeout", "1.0",
                           "--seed", "0"])
         self.assertEqual(opts.serve_flags(o, "hogwild", 2),
-                         ["serve", "--mode", "hogwild", "--world-size", "2", "--listen",
-                          "0.0.0.0:0", "--timeout", "1.0", "--lock", "--pull-every", "2",
+                         ["serve", "--mode", "hogwild", "--world-size", "2", "--timeout", "1.0",
+                          "--lock", "--pull-every", "2",
                           "--early-stop-patience", "1"])
         self.assertEqual(opts.model_flags(o, SPEC, None), ["--model", SPEC, "--seed", "0"])
         self.assertEqual(opts.verbosity_flags(o.verbose), ["-q"])

@@ -39,9 +39,10 @@ def run_partitions(commands, partitions, env=None):
                         for c, p in zip(commands, partitions)])
 
 
-def serve(args, env=None):
-    """`sparktorch serve ARGS` in the background (sparktorch_spark.serve.Serve)."""
-    return Serve(SPARKTORCH, ["-q"], ["serve"] + args, env=env, log=io.StringIO())
+def serve(args, env=None, listen=None):
+    """`sparktorch serve ARGS` in the background (sparktorch_spark.serve.Serve), on the socket
+    it binds at `listen`."""
+    return Serve(SPARKTORCH, ["-q"], ["serve"] + args, env=env, listen=listen, log=io.StringIO())
 
 
 class PipePartitionTest(unittest.TestCase):
@@ -94,7 +95,7 @@ class PipePartitionTest(unittest.TestCase):
     def test_sync_partitions_at_once_through_the_tracker_agree(self):
         env = dict(os.environ, SPARKTORCH_SECRET="runner-test-secret")
         n = 3
-        server = serve(["--world-size", str(n), "--listen", "127.0.0.1:0"], env=env)
+        server = serve(["--world-size", str(n)], env=env, listen=("127.0.0.1", 0))
         parts = [rows("train12k.csv", 3000)[i::n] for i in range(n)]
         commands = [[SPARKTORCH, "train", "--model", SPEC, "--epochs", "1", "--tracker",
                      server.address, "--rank", str(i), "--world-size", str(n), "--predict"]
