@@ -73,24 +73,26 @@ torch::Tensor EvaluateClosure(const torch::optim::Optimizer::LossClosure& closur
   return closure();
 }
 
-}  // namespace
-
-torch::Tensor FusedAdam::step(LossClosure closure) {
-  using Options = torch::optim::AdamOptions;
-  using State = torch::optim::AdamParamState;
-  if (!Fusable<Options, State>(*this)) return torch::optim::Adam::step(std::move(closure));
+// The step of `optimizer`, a FusedAdam or FusedAdamW seen as its LibTorch base: the kernel's
+// when every parameter can take it, else the base's own (a qualified, non-virtual call).
+template <typename Base, typename Options, typename State>
+torch::Tensor Step(Base& optimizer, torch::optim::Optimizer::LossClosure closure, bool decoupled) {
+  if (!Fusable<Options, State>(optimizer)) return optimizer.Base::step(std::move(closure));
   torch::Tensor loss = EvaluateClosure(closure);
-  FusedStep<Options, State>(*this, /*decoupled=*/false);
+  FusedStep<Options, State>(optimizer, decoupled);
   return loss;
 }
 
+}  // namespace
+
+torch::Tensor FusedAdam::step(LossClosure closure) {
+  return Step<torch::optim::Adam, torch::optim::AdamOptions, torch::optim::AdamParamState>(
+      *this, std::move(closure), /*decoupled=*/false);
+}
+
 torch::Tensor FusedAdamW::step(LossClosure closure) {
-  using Options = torch::optim::AdamWOptions;
-  using State = torch::optim::AdamWParamState;
-  if (!Fusable<Options, State>(*this)) return torch::optim::AdamW::step(std::move(closure));
-  torch::Tensor loss = EvaluateClosure(closure);
-  FusedStep<Options, State>(*this, /*decoupled=*/true);
-  return loss;
+  return Step<torch::optim::AdamW, torch::optim::AdamWOptions, torch::optim::AdamWParamState>(
+      *this, std::move(closure), /*decoupled=*/true);
 }
 
 }  // namespace sparktorch
