@@ -199,12 +199,20 @@ mh_run() {
 }
 # shellcheck disable=SC2016
 mh_bg() {
-  local host=$1
+  local host=$1 ns i
   shift
+  ns=$(mh_ns "$host")
   # <&0: an asynchronous command's stdin would otherwise be /dev/null.
-  ip netns exec "$(mh_ns "$host")" unshare --uts \
+  ip netns exec "$ns" unshare --uts \
     sh -c 'hostname "$0" && exec "$@"' "$(mh_hostname "$host")" "$@" <&0 &
   BG_PID=$!
+  # Returns once the process is inside the host: until then mh_kill_host would not see it (a
+  # loaded machine once lost that race, and the process outlived its host).
+  for ((i = 0; i < 100; i++)); do
+    [[ $(ip netns identify "$BG_PID" 2>/dev/null) == "$ns" ]] && return 0
+    kill -0 "$BG_PID" 2>/dev/null || return 0
+    sleep 0.05
+  done
 }
 
 # mh_kill_host HOST: see above.
