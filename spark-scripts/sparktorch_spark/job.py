@@ -132,9 +132,9 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
     and its config as the tasks see them (sync mode: every task loads the model), while serve
     on the driver uses `options.torchObj`. `executor_hosts()`, when given, lists the hosts the
     tasks may run on (to say where a failed barrier task ran). serve listens on `listen` (an
-    address of this machine, or 0.0.0.0) and tasks reach it at `host`. Raises ServeError when serve
-    cannot start (a port taken, a hogwild model it cannot load), BinaryMissing when a task finds no binary, and
-    JobFailed when the job fails."""
+    address of this machine, or 0.0.0.0) and tasks reach it at `host`. Raises ServeError when
+    serve cannot start (a port taken, a hogwild model it cannot load), BinaryMissing when a task
+    finds no binary, and JobFailed when the job fails."""
     log = sys.stderr if log is None else log
     verbosity = opts.verbosity_flags(options.verbose)
     threads = options.threads or 1

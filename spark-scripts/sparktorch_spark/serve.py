@@ -42,11 +42,11 @@ def last_error(lines):
 class Serve:
     """One `sparktorch serve` process, listening on `listen` ((host, port); port 0: a free
     one; None: any free port, on every interface with a SPARKTORCH_SECRET in `env`, else on
-    loopback, as serve does), a socket this constructor binds. `args` are serve's other arguments after the binary
-    (from options.serve_flags); `env` its environment; `host` replaces the host part of the
-    address the tasks get (None: the listening address). With `wait`, waits until serve
-    listens, and raises ServeError when it exits first or does not listen within
-    `start_timeout` seconds. Raises ServeError when the socket cannot be bound. Not
+    loopback, as serve does), a socket this constructor binds. `args` are serve's other
+    arguments after the binary (from options.serve_flags); `env` its environment; `host`
+    replaces the host part of the address the tasks get (None: the listening address). With
+    `wait`, waits until serve listens, and raises ServeError when it exits first or does not
+    listen within `start_timeout` seconds. Raises ServeError when the socket cannot be bound. Not
     thread-safe: the driver's job thread owns it."""
 
     def __init__(self, binary, global_flags, args, env, listen=None, host=None,
