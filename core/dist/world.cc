@@ -36,6 +36,11 @@ void PrepareMpiEnvironment(const WorldOptions& options, int rank, uint32_t job_i
   // Only the flux component can bootstrap here; choosing it outright turns a missing library
   // into an error instead of a singleton world of one. A user's own setting wins.
   setenv("OMPI_MCA_pmix", "flux", 0);
+  // The ranks talk over TCP (the interface that reaches the tracker: ChooseMpiInterface), which
+  // is Open MPI's ob1. Left to choose, MPI_Init first loads the cm PML and its fabric libraries
+  // (PSM, PSM2 and the InfiniPath driver: 0.25-0.35 s of every rank's start on a machine without
+  // that hardware) and then falls back to ob1. A user's own setting wins.
+  setenv("OMPI_MCA_pml", "ob1", 0);
 }
 
 // Open MPI's TCP transport listens on every interface but loopback and tries a peer on any

@@ -128,3 +128,19 @@ assert_eq 2 "$rc" "serve's exit status with 0.0.0.0 and no secret"
 port=$(head -1 last.out)
 assert_eq "sparktorch: error: --listen-fd 5: the socket listens on 0.0.0.0:$port; without SPARKTORCH_SECRET the tracker listens on loopback only; set a per-job secret in SPARKTORCH_SECRET (for the tracker and every one of its ranks)" \
   "$(cat last.err)" "serve's message"
+
+# Ranks met through the tracker talk over TCP, Open MPI's ob1: they name it, so that MPI_Init
+# does not first load the cm PML and its fabric libraries (PSM, PSM2: a quarter of a second of
+# every rank's start on a machine without them). A user's OMPI_MCA_pml still wins.
+check "tracker ranks open only Open MPI's ob1 PML; a user's OMPI_MCA_pml wins"
+split_rows "$DATA/train2k.csv" 300 200  # the rows of the --listen-fd check: $expected
+OMPI_MCA_pml_base_verbose=10 tracker_run 2
+for r in 0 1; do
+  grep -q "components_open: found loaded component ob1" "err.$r" ||
+    fail "rank $r did not open ob1: $(grep -i pml "err.$r")"
+  ! grep -q "found loaded component cm" "err.$r" || fail "rank $r loaded the cm PML: $(grep -i pml "err.$r")"
+done
+assert_eq "$expected" "$(summary_field out.0 weights_crc32)" "weights checksum with ob1 named"
+OMPI_MCA_pml=ob1,cm OMPI_MCA_pml_base_verbose=10 tracker_run 2
+grep -q "found loaded component cm" err.0 || fail "rank 0 did not take the user's OMPI_MCA_pml=ob1,cm: $(grep -i pml err.0)"
+assert_eq "$expected" "$(summary_field out.0 weights_crc32)" "weights checksum with the user's PML list"
