@@ -109,6 +109,12 @@ def main():
         print("  fit %d of %d on %s: %d rows, %d %s tasks, %d epochs, %d attempt(s)"
               % (fit, args.fits, master, getattr(result, "rows", -1),  # -1: before 9da8025
                  args.partitions, args.mode, args.epochs, result.attempts))
+        summaries = getattr(result, "summaries", None) or []
+        if summaries:
+            print("  the slowest rank: %s" % ", ".join(
+                "%s %.2f s" % (what, max(s.get(key, 0) for s in summaries))
+                for what, key in (("reading its rows", "read_seconds"),
+                                  ("training", "train_seconds"), ("in all", "total_seconds"))))
 
     predicted = layer.predict(test, result.model, binary=os.path.abspath(args.binary))
     t0 = time.time()
