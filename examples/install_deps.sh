@@ -10,7 +10,7 @@ packages=(
   libcli11-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libspdlog-dev
   libbenchmark-dev libgtest-dev clang libclang-rt-14-dev
   libopenmpi-dev openmpi-bin
-  patchelf  # the relocatable bundle (examples/make_bundle.sh)
+  patchelf  # the binary's faster start (cli/link_order.sh) and the bundle (examples/make_bundle.sh)
   default-jdk-headless  # javac: sparktorch-spark.jar, the Spark layer's row encoder
   dataset-fashion-mnist python3 python3-torch python3-numpy
 )
