@@ -115,13 +115,14 @@ for attempt in 1 2 3 4 5 6 7 8; do
   fi
   # "SYMBOL FIRST NOW" for each binding that changed library: FIRST its provider before.
   LC_ALL=C comm -13 "$work/before" "$work/after" |
-    awk 'NR == FNR { k = $1 " " $2 " " $3; if (!(k in first)) first[k] = $4; next }
+    awk 'FILENAME == ARGV[1] { k = $1 " " $2 " " $3; if (!(k in first)) first[k] = $4; next }
          { print $2, first[$1 " " $2 " " $3], $4 }' "$work/before" - >"$work/moved"
-  # Those not weak in both libraries are the ones that matter.
+  # Those not weak in both libraries are the ones that matter. (FILENAME, not NR == FNR: the
+  # list of weak names may be empty.)
   awk '{ print $2; print $3 }' "$work/moved" | LC_ALL=C sort -u | while read -r lib; do
     weak_names "$lib"
   done >"$work/weak"
-  awk 'NR == FNR { weak[$1 " " $2] = 1; next }
+  awk 'FILENAME == ARGV[1] { weak[$1 " " $2] = 1; next }
        !(($2 " " $1) in weak && ($3 " " $1) in weak) { sub(/.*\//, "", $2); sub(/.*\//, "", $3); print $2, $3 }' \
     "$work/weak" "$work/moved" | LC_ALL=C sort -u >"$work/taken"
   if [[ ! -s $work/taken ]]; then
