@@ -22,7 +22,7 @@ from . import exit_codes
 from . import options as opts
 from .records import read_records
 from .serve import Serve, last_error
-from .tasks import ARCHIVE_HINT, BinaryMissing, train_command
+from .tasks import ARCHIVE_HINT, BinaryMissing, process_env, train_command
 
 
 class JobFailed(RuntimeError):
@@ -143,7 +143,7 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
         secret = secrets.token_hex(16)
         job_id = new_job_id()
         serve_args = opts.serve_flags(options, mode, world_size)
-        task_env = {"SPARKTORCH_SECRET": secret}
+        task_env = dict(process_env(threads), SPARKTORCH_SECRET=secret)
         task_args = (opts.row_flags(has_label, options.onBadRow) +
                      opts.train_flags(options, mode, threads))
         if mode == "sync":
@@ -152,10 +152,14 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
             task_args += opts.model_flags(options, task_model, task_config)
         else:
             serve_args += opts.model_flags(options, model_path, config_path)
+        # serve takes OMP_NUM_THREADS's threads, else one; OpenBLAS starts with one unless the
+        # driver's environment says otherwise.
+        serve_env = dict(process_env(1))
+        serve_env.update(os.environ)
+        serve_env["SPARKTORCH_SECRET"] = secret
         # A tracker's tasks may start before it accepts (they wait for it); a parameter server
         # must first show that it could load the model.
-        serve = Serve(driver_binary, verbosity, serve_args,
-                      env=dict(os.environ, SPARKTORCH_SECRET=secret),
+        serve = Serve(driver_binary, verbosity, serve_args, env=serve_env,
                       listen=(listen, options.port), host=host,
                       model_output=(mode == "hogwild"), wait=(mode == "hogwild"), log=log)
         try:

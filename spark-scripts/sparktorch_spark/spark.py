@@ -32,7 +32,7 @@ from . import rows as text_rows
 from .job import model_files, run_training
 from .options import OptionError
 from .tasks import (BinaryMissing, PredictTask, binary_candidates, find_binary,
-                    predict_command)
+                    predict_command, process_env)
 
 SOURCE_FORMATS = ("csv", "parquet", "libsvm", "json", "orc", "table")
 
@@ -439,29 +439,31 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
             f.write(model)
         model_path = ship_file(sc, path)
     vector = vector_out or probabilities
+    threads = threads or int(sc.getConf().get("spark.task.cpus", "1"))
     command = predict_command(binary_candidates(binary, files_dir(sc)),
                               opts.verbosity_flags(verbose), model_path=model_path,
                               vector_out=vector, probabilities=probabilities,
-                              batch_size=batch_size,
-                              threads=threads or int(sc.getConf().get("spark.task.cpus", "1")),
-                              device=device, on_bad_row=on_bad_row)
+                              batch_size=batch_size, threads=threads, device=device,
+                              on_bad_row=on_bad_row)
     line = "__sparktorch_prediction"
     if jvm.recomputes_in_order(df):
-        predicted = jvm.pipe(sc, jvm.lines(df.selectExpr(text)), command, {}, barrier=False)
+        predicted = jvm.pipe(sc, jvm.lines(df.selectExpr(text)), command, process_env(threads),
+                             barrier=False)
         paired = jvm.zip_lines(df, predicted, line)
         return paired.select(*[paired[c] for c in df.columns] +
                              [_prediction(line, vector).alias(prediction_col)])
-    return _predict_through_python(df, text, command, vector, prediction_col)
+    return _predict_through_python(df, text, command, vector, prediction_col,
+                                   env=process_env(threads))
 
 
-def _predict_through_python(df, text, command, vector, prediction_col):
+def _predict_through_python(df, text, command, vector, prediction_col, env):
     """predict for a DataFrame that may give its rows in another order when read again: each
     row passes through a Python worker with its text, and comes back with its prediction."""
     from pyspark.ml.linalg import DenseVector, VectorUDT  # pylint: disable=import-outside-toplevel
     from pyspark.sql.types import DoubleType, StructField, StructType  # noqa: E501 pylint: disable=import-outside-toplevel
     spark = _session(df)
     ship_package(spark.sparkContext)
-    task = PredictTask(command, vector_out=vector)
+    task = PredictTask(command, vector_out=vector, env=env)
     rows = df.selectExpr("*", text + " AS __sparktorch_text").rdd.mapPartitions(task)
     if vector:
         rows = rows.map(lambda r: r[:-1] + (None if r[-1] is None else DenseVector(r[-1]),))

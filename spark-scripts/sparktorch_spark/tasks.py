@@ -89,6 +89,15 @@ def find_binary(configured=None, files_dir=None):
                         % (socket.gethostname(), ", ".join(tried), ARCHIVE_HINT))
 
 
+def process_env(threads):
+    """What the layer adds to the environment of every sparktorch process it starts (the tasks,
+    serve): OpenBLAS's thread count, the `threads` the process computes with. OpenBLAS starts a
+    thread per core as the binary loads, before the binary sets the count it uses (--threads),
+    and an idle one spins for a while: 0.1-0.2 s of CPU a start, taken from the other processes
+    starting on the same cores (README, Performance)."""
+    return {"OPENBLAS_NUM_THREADS": str(threads)}
+
+
 def train_command(candidates, global_flags, *, mode, address, world_size, args):
     """The command of every task of a training job: rows on stdin, its rank (or worker id)
     before the first row (rows.with_partition_prefix), its records on stdout. `args` are the
@@ -129,11 +138,12 @@ class PredictTask:
     last cell of every row (its text, rows.row_text) to `command` and yields the row without
     that cell plus its prediction (prediction_value), in order. For DataFrames that Spark could
     give in another order when read twice (spark.predict pairs rows and predictions in the JVM
-    otherwise)."""
+    otherwise). `env` is added to the command's environment (process_env)."""
 
-    def __init__(self, command, vector_out):
+    def __init__(self, command, vector_out, env=None):
         self.command = list(command)
         self.vector_out = vector_out
+        self.env = dict(env or {})
 
     def __call__(self, rows, log=None):
         pending = collections.deque()  # rows written and not yet answered
@@ -144,7 +154,8 @@ class PredictTask:
                 yield row[-1]
 
         what = "sparktorch predict (its stdin: this partition's rows, line N the Nth)"
-        for line in pipe_partition(lines(), self.command, log=log, what=what):
+        env = dict(os.environ, **self.env) if self.env else None
+        for line in pipe_partition(lines(), self.command, env=env, log=log, what=what):
             yield tuple(pending.popleft()) + (prediction_value(line, self.vector_out),)
         if pending:
             raise RuntimeError("sparktorch predict answered %d rows fewer than it was given"

@@ -44,8 +44,8 @@ def split(rows, n):
 class Stage:
     """Runs a task's command over `partitions` at once. `fail(rank, attempt)` may return an
     exception to raise in that task after its first rows, as a task killed by Spark would end.
-    Each call is one attempt; `attempts` counts them, `logs` keeps every task's log and
-    `commands` every attempt's command."""
+    Each call is one attempt; `attempts` counts them, `logs` keeps every task's log,
+    `commands` every attempt's command and `envs` what it added to the tasks' environment."""
 
     def __init__(self, partitions, fail=None):
         self.partitions = partitions
@@ -53,6 +53,7 @@ class Stage:
         self.attempts = 0
         self.logs = []
         self.commands = []
+        self.envs = []
 
     def rows(self, rank, attempt):
         for n, row in enumerate(self.partitions[rank]):
@@ -67,6 +68,7 @@ class Stage:
         self.attempts += 1
         attempt = self.attempts - 1
         self.commands.append(list(command))
+        self.envs.append(dict(env))
 
         def run(rank):
             log = io.StringIO()

@@ -8,10 +8,12 @@ import re
 import socket
 import tempfile
 import unittest
+from unittest import mock
 
 from stage import REPO, Stage, csv_rows, split, vector_row
 
 from sparktorch_spark import exit_codes  # noqa: E402
+from sparktorch_spark import job  # noqa: E402
 from sparktorch_spark.job import JobFailed, run_training  # noqa: E402
 from sparktorch_spark.options import TrainOptions  # noqa: E402
 from sparktorch_spark.serve import ServeError  # noqa: E402
@@ -139,6 +141,27 @@ class TrainJobTest(unittest.TestCase):
         self.assertEqual(binary_args[:8], ["train", "--mode", "sync", "--tracker", binary_args[4],
                                            "--rank-from-stdin", "--world-size", "2"])
         self.assertFalse([arg for arg in command if re.fullmatch("[0-9a-f]{32}", arg)])
+
+    def test_openblas_starts_with_the_threads_each_process_computes_with(self):
+        serve_envs = []
+
+        class RecordingServe(job.Serve):
+            def __init__(self, *args, **kwargs):
+                serve_envs.append(kwargs["env"])
+                super().__init__(*args, **kwargs)
+
+        with mock.patch.object(job, "Serve", RecordingServe), \
+                mock.patch.dict(os.environ, clear=False) as environ:
+            environ.pop("OPENBLAS_NUM_THREADS", None)
+            stage = Stage(split(self.train_rows[:600], 2))
+            train(stage, 2, threads=2)
+            environ["OPENBLAS_NUM_THREADS"] = "4"  # the driver's own says what serve takes
+            train(Stage(split(self.train_rows[:600], 2)), 2, mode="hogwild")
+        self.assertEqual(stage.envs[0]["OPENBLAS_NUM_THREADS"], "2")
+        self.assertIn("--threads 2 ", " ".join(stage.commands[0]) + " ")
+        self.assertEqual([e["OPENBLAS_NUM_THREADS"] for e in serve_envs], ["1", "4"])
+        self.assertTrue(all(re.fullmatch("[0-9a-f]{32}", e["SPARKTORCH_SECRET"])
+                            for e in serve_envs))
 
     def test_a_missing_binary_names_the_host_when_every_executor_is_on_one(self):
         # A barrier stage's failure does not name the task's host; one host for all executors

@@ -16,7 +16,8 @@ from stage import DATA, REPO, csv_rows, vector_row
 from sparktorch_spark.runner import SparktorchError  # noqa: E402
 from sparktorch_spark.spark import find_jar  # noqa: E402
 from sparktorch_spark.tasks import (BinaryMissing, PredictTask, binary_candidates,  # noqa: E402
-                                    find_binary, launcher, predict_command, prediction_value)
+                                    find_binary, launcher, predict_command, prediction_value,
+                                    process_env)
 
 SPARKTORCH = os.environ["SPARKTORCH"]
 SPEC = os.path.join(REPO, "examples", "fashion_mnist_mlp.json")
@@ -98,6 +99,23 @@ class PredictTaskTest(unittest.TestCase):
             self.assertEqual(float(p.index(max(p))), expected)
         classes = self.predict(with_text(self.rows[:200]), probabilities=True)  # no vector_out
         self.assertEqual([r[-1] for r in classes], self.classes[:200])
+
+    def test_the_command_runs_with_openblas_told_its_thread_count(self):
+        self.assertEqual(process_env(3), {"OPENBLAS_NUM_THREADS": "3"})
+        # A command that answers every row with the count it was started with.
+        echo = ["/bin/sh", "-c", 'while read -r row; do echo "${OPENBLAS_NUM_THREADS:-unset}"; done']
+        out = list(PredictTask(echo, vector_out=False, env=process_env(3))(
+            iter(with_text(self.rows[:4])), log=io.StringIO()))
+        self.assertEqual([r[-1] for r in out], [3.0] * 4)
+        saved = os.environ.pop("OPENBLAS_NUM_THREADS", None)
+        try:
+            plain = list(PredictTask(echo[:2] + [echo[2].replace(":-unset", ":-0")],
+                                     vector_out=False)(iter(with_text(self.rows[:2])),
+                                                       log=io.StringIO()))
+        finally:
+            if saved is not None:
+                os.environ["OPENBLAS_NUM_THREADS"] = saved
+        self.assertEqual([r[-1] for r in plain], [0.0] * 2)
 
     def test_a_bad_row_skipped_gets_none_and_the_others_their_class(self):
         rows = with_text(self.rows[:50])
