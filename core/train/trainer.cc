@@ -63,7 +63,8 @@ void Trainer::Flatten() {
     flat_params_.narrow(0, offset, n).copy_(p.reshape({-1}));
     p.set_data(flat_params_.narrow(0, offset, n).view(p.sizes()));
     // from_blob, not a view: the optimizers' zero_grad() detaches gradients, which a view refuses.
-    p.mutable_grad() = torch::from_blob(flat_grads_.data_ptr<float>() + offset, p.sizes(), options);
+    grad_views_.push_back(torch::from_blob(flat_grads_.data_ptr<float>() + offset, p.sizes(), options));
+    p.mutable_grad() = grad_views_.back();
     offset += n;
   }
   if (!device_.is_cpu()) host_grads_ = torch::empty({total + 1}, torch::kFloat);
@@ -89,6 +90,7 @@ void Trainer::Unflatten() {
   }
   flat_params_ = torch::Tensor();
   flat_grads_ = torch::Tensor();
+  grad_views_.clear();
 }
 
 uint32_t Trainer::WeightsChecksum() const { return ParametersCrc32(params_); }
@@ -103,21 +105,30 @@ uint32_t ParametersCrc32(const std::vector<torch::Tensor>& params) {
 }
 
 void Trainer::ZeroGradients() {
-  if (flat_grads_.defined()) {
-    flat_grads_.zero_();
-    return;
-  }
-  for (torch::Tensor& p : params_) {
-    if (p.grad().defined()) p.mutable_grad().zero_();
-  }
+  // No gradient at all, as torch's zero_grad(set_to_none=True): backward then hands each
+  // parameter the gradient it computed instead of adding it to a zeroed one (with a flat buffer,
+  // AverageGradients moves it there in the pass that weights it by the step's rows). A parameter
+  // the step's forward pass did not use keeps none, and the optimizers skip it, as torch's do.
+  for (torch::Tensor& p : params_) p.mutable_grad() = torch::Tensor();
 }
 
 double Trainer::AverageGradients(int64_t rows) {
   const int64_t total = flat_grads_.numel() - 1;
   torch::Tensor grads = flat_grads_.narrow(0, 0, total);
   // Each rank's gradient is the mean over its rows; the rows-weighted sum over ranks divided by
-  // all the rows is the mean over the step's global batch, however unevenly it is split.
-  if (rows > 0) grads.mul_(static_cast<double>(rows));
+  // all the rows is the mean over the step's global batch, however unevenly it is split. A
+  // parameter without a gradient (no rows this step, or unused by the forward pass) adds zeros.
+  const torch::Tensor weight = torch::scalar_tensor(static_cast<float>(rows));  // on the CPU, as a scalar
+  for (size_t i = 0; i < params_.size(); ++i) {
+    torch::Tensor& view = grad_views_[i];
+    const torch::Tensor& grad = params_[i].grad();
+    if (grad.defined() && rows > 0) {
+      torch::mul_out(view, grad, weight);
+    } else {
+      view.zero_();
+    }
+    params_[i].mutable_grad() = view;
+  }
   flat_grads_[total].fill_(static_cast<double>(rows));
   torch::Tensor host = device_.is_cpu() ? flat_grads_ : host_grads_.copy_(flat_grads_);
   comm_.AllreduceSum(host.data_ptr<float>(), host.numel());

@@ -153,6 +153,8 @@ class Trainer {
   void Flatten();
   // Gives each parameter its own storage again, for saving.
   void Unflatten();
+  // Before a step's backward pass: every gradient undefined (AverageGradients puts them back
+  // into the flat buffer).
   void ZeroGradients();
   // Sets every parameter group's lr, and its momentum (or beta1) when given.
   void SetRate(double lr, const std::optional<double>& momentum);
@@ -175,6 +177,7 @@ class Trainer {
   // element than there are parameters: the rows of the step, all-reduced with the gradients.
   torch::Tensor flat_params_;
   torch::Tensor flat_grads_;
+  std::vector<torch::Tensor> grad_views_;  // each parameter's part of flat_grads_
   torch::Tensor host_grads_;  // a CPU copy, when the model is on a GPU
   TrainHooks* hooks_ = nullptr;
 };

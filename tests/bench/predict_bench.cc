@@ -8,10 +8,12 @@
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
+#include "core/dist/communicator.h"
 #include "core/model/spec_compiler.h"
 #include "core/train/loss.h"
 #include "core/train/optimizer.h"
 #include "core/train/predictor.h"
+#include "core/train/trainer.h"
 
 namespace sparktorch {
 namespace {
@@ -71,6 +73,43 @@ void BM_TrainStep(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
 BENCHMARK(BM_TrainStep)->Unit(benchmark::kMicrosecond)->UseRealTime();
+
+// A world of `size` ranks whose collectives leave the data as it is: the trainer's path for
+// several ranks (one flat gradient buffer, weighted by the step's rows) without MPI's transfers
+// and waits, so that its own work per step is timed.
+class SilentWorld : public LocalCommunicator {
+ public:
+  explicit SilentWorld(int size) : size_(size) {}
+  int world_size() const override { return size_; }
+
+ private:
+  int size_;
+};
+
+// Trainer::Fit over one epoch of 12,800 rows in steps of 64, alone (argument 1) and as one rank
+// of a world of 2 (argument 2, SilentWorld): the step as sparktorch train takes it, with its
+// gradient handling, metrics and shuffled batches.
+void BM_TrainerEpoch(benchmark::State& state) {
+  CompiledSpec mlp = CompileMlp();
+  std::vector<torch::Tensor> params;
+  for (const torch::Tensor& p : mlp.module.parameters()) params.push_back(p);
+  auto optimizer = MakeOptimizer(CompleteOptimizerSpec("adam"), params);
+  SilentWorld world(static_cast<int>(state.range(0)));
+  TrainOptions options;
+  options.epochs = 1;
+  Trainer trainer(mlp.module, Loss::FromSpec("cross_entropy"), *optimizer, world, torch::kCPU,
+                  options);
+  constexpr int64_t kRows = 12800;
+  Examples train;
+  train.inputs = torch::rand({kRows, 784});
+  train.targets = torch::randint(0, 10, {kRows}, torch::kLong);
+  for (auto _ : state) {
+    TrainResult result = trainer.Fit(train, Examples(), [](const EpochStats&) {});
+    benchmark::DoNotOptimize(result.epochs.back().train_loss);
+  }
+  state.SetItemsProcessed(state.iterations() * kRows);
+}
+BENCHMARK(BM_TrainerEpoch)->Arg(1)->Arg(2)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace sparktorch

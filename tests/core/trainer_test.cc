@@ -297,6 +297,48 @@ TEST(Trainer, CallsOnEpochAfterEveryEpoch) {
   EXPECT_EQ(seen, (std::vector<int>{1, 2, 3}));
 }
 
+// A model whose forward pass uses `a` for a row with a positive input and `b` otherwise.
+torch::jit::Module BranchingModel() {
+  torch::jit::Module m("Branches");
+  m.register_parameter("a", torch::ones({1, 1}, torch::requires_grad()), false);
+  m.register_parameter("b", torch::ones({1, 1}, torch::requires_grad()), false);
+  m.define(R"(
+def forward(self, x):
+    if bool(x[0, 0] > 0):
+        return x.mm(self.a)
+    return x.mm(self.b)
+)");
+  return m;
+}
+
+// The parameters a and b after one epoch of Adam (lr 0.1) over `inputs`, one row a step, in order.
+std::pair<float, float> BranchesAfter(const std::vector<float>& inputs) {
+  torch::jit::Module m = BranchingModel();
+  auto opt = MakeOptimizer(CompleteOptimizerSpec(json{{"type", "adam"}, {"lr", 0.1}}), Params(m));
+  LocalCommunicator comm;
+  TrainOptions options;
+  options.epochs = 1;
+  options.batch_size = 1;
+  options.shuffle = false;
+  Examples data;
+  data.inputs = torch::tensor(inputs).reshape({-1, 1});
+  data.targets = torch::zeros({static_cast<int64_t>(inputs.size()), 1});
+  Trainer trainer(m, Loss::FromSpec("mse"), *opt, comm, torch::kCPU, options);
+  trainer.Fit(data, Examples(), [](const EpochStats&) {});
+  return {m.attr("a").toTensor().item<float>(), m.attr("b").toTensor().item<float>()};
+}
+
+TEST(Trainer, AStepLeavesAParameterItsForwardPassDidNotUse) {
+  // As torch's zero_grad(set_to_none=True): the second step uses only b, so Adam leaves a as the
+  // first step left it (with a zeroed gradient instead, its momentum would move a again).
+  const auto [a_first, b_first] = BranchesAfter({1.0f});
+  const auto [a_both, b_both] = BranchesAfter({1.0f, -1.0f});
+  EXPECT_NE(a_first, 1.0f);
+  EXPECT_FLOAT_EQ(b_first, 1.0f);
+  EXPECT_EQ(a_both, a_first);
+  EXPECT_NE(b_both, 1.0f);
+}
+
 TEST(Trainer, SameSeedGivesIdenticalWeightsAfterTraining) {
   Examples train = SeparableExamples(200, 3);
   TrainOptions options;
