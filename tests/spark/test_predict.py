@@ -10,6 +10,7 @@ import subprocess
 import tempfile
 import threading
 import unittest
+from unittest import mock
 
 from stage import DATA, REPO, csv_rows, vector_row
 
@@ -102,20 +103,17 @@ class PredictTaskTest(unittest.TestCase):
 
     def test_the_command_runs_with_openblas_told_its_thread_count(self):
         self.assertEqual(process_env(3), {"OPENBLAS_NUM_THREADS": "3"})
-        # A command that answers every row with the count it was started with.
-        echo = ["/bin/sh", "-c", 'while read -r row; do echo "${OPENBLAS_NUM_THREADS:-unset}"; done']
-        out = list(PredictTask(echo, vector_out=False, env=process_env(3))(
-            iter(with_text(self.rows[:4])), log=io.StringIO()))
-        self.assertEqual([r[-1] for r in out], [3.0] * 4)
-        saved = os.environ.pop("OPENBLAS_NUM_THREADS", None)
-        try:
-            plain = list(PredictTask(echo[:2] + [echo[2].replace(":-unset", ":-0")],
-                                     vector_out=False)(iter(with_text(self.rows[:2])),
-                                                       log=io.StringIO()))
-        finally:
-            if saved is not None:
-                os.environ["OPENBLAS_NUM_THREADS"] = saved
-        self.assertEqual([r[-1] for r in plain], [0.0] * 2)
+        # A command that answers every row with the count it was started with (0: none).
+        echo = ["/bin/sh", "-c", 'while read -r row; do echo "${OPENBLAS_NUM_THREADS:-0}"; done']
+
+        def answers(env):
+            task = PredictTask(echo, vector_out=False, env=env)
+            return [r[-1] for r in task(iter(with_text(self.rows[:3])), log=io.StringIO())]
+
+        self.assertEqual(answers(process_env(3)), [3.0] * 3)
+        with mock.patch.dict(os.environ) as environ:
+            environ.pop("OPENBLAS_NUM_THREADS", None)
+            self.assertEqual(answers(None), [0.0] * 3)  # nothing added without an env
 
     def test_a_bad_row_skipped_gets_none_and_the_others_their_class(self):
         rows = with_text(self.rows[:50])
