@@ -16,6 +16,7 @@
 #include "core/train/optimizer.h"
 #include "core/train/predictor.h"
 #include "formats/error.h"
+#include "tests/core/sync_in_threads.h"
 
 namespace sparktorch {
 namespace {
@@ -356,6 +357,36 @@ TEST(Trainer, SameSeedGivesIdenticalWeightsAfterTraining) {
     EXPECT_TRUE(torch::equal(pa[i], pb[i])) << i;
     EXPECT_FALSE(torch::equal(pa[i], pc[i])) << i;
   }
+}
+
+// Two ranks, 40 and 36 rows in steps of 8 (the last step 8 + 4 rows), against one process on the
+// joint batches of 16 (the last 12): the same weights, so each rank's gradient counts by its rows.
+// Averaging the two ranks' mean gradients instead would differ by far more than rounding.
+SyncCase TwoRankMlpCase(const char* optimizer) {
+  static const char* kMlp = R"({"layers": [{"type": "linear", "in_features": 2, "out_features": 8},
+                                           {"type": "relu"},
+                                           {"type": "linear", "in_features": 8, "out_features": 2}]})";
+  Examples rows = SeparableExamples(200, 7);
+  SyncCase c;
+  c.spec = kMlp;
+  c.optimizer = json::parse(optimizer);
+  c.rank_rows[0] = Examples{rows.inputs.narrow(0, 0, 40), rows.targets.narrow(0, 0, 40)};
+  c.rank_rows[1] = Examples{rows.inputs.narrow(0, 40, 36), rows.targets.narrow(0, 40, 36)};
+  return c;
+}
+
+TEST(Trainer, TwoRanksTrainTheWeightsOfOneProcessOnTheirJointBatches) {
+  const SyncComparison sgd =
+      TwoRanksAgainstOneProcess(TwoRankMlpCase(R"({"type": "sgd", "lr": 0.5})"), torch::kCPU);
+  EXPECT_TRUE(sgd.ranks_agree);
+  EXPECT_LT(sgd.max_difference, 1e-6);
+  EXPECT_LT(sgd.loss_difference, 1e-6);
+  EXPECT_EQ(sgd.rows[0], 76);
+  EXPECT_EQ(sgd.rows[1], 76);
+  const SyncComparison adam =
+      TwoRanksAgainstOneProcess(TwoRankMlpCase(R"({"type": "adam", "lr": 0.05})"), torch::kCPU);
+  EXPECT_TRUE(adam.ranks_agree);
+  EXPECT_LT(adam.max_difference, 1e-5);
 }
 
 TEST(Trainer, EvaluateGivesMeanLossAndAccuracyInEvaluationMode) {

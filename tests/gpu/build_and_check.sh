@@ -4,7 +4,10 @@
 # --device cuda, and with --device cpu; (b) predicts 1,000 test rows with the cuda-trained model on
 # cuda and on cpu, which must agree line for line; (c) trains the CNN of
 # examples/fashion_mnist_cnn.json for 2 epochs on cuda; (d) --device cuda:1 must be refused with
-# exit status 6 (one GPU), and `inspect` must read the model.
+# exit status 6 (one GPU), and `inspect` must read the model; (e) gpu_sync_check
+# (tests/gpu/sync_check.cc): two synchronous ranks as threads on cuda must train the weights of one
+# process on their joint batches (the machine has no MPI for sparktorch's own sync mode); (f) a
+# hogwild job, `serve` and two workers with --device cuda, trains a model that predicts.
 #
 # Runs on the GPU machine (no network needed), from the repository root, with the kit that
 # tests/gpu/make_kit.sh made as .gpu there (make_kit.sh copies this script into it):
@@ -26,7 +29,8 @@
 # Knobs (environment): KIT, the kit folder (default: this script's folder); KIT_DEADLINE_S
 # (default 540): the whole run's time budget in seconds; KIT_JOBS (default 16);
 # KIT_SELFTEST_BIN=/path/to/sparktorch: skip torch, configure and build, and run the checks with
-# that binary (for testing this script on a machine without a GPU: the cuda checks then fail).
+# that binary and the gpu_sync_check of its build folder (for testing this script on a machine
+# without a GPU: the cuda checks then fail).
 set -euo pipefail
 export LC_ALL=C
 
@@ -140,6 +144,7 @@ print("torch", torch.__version__, "cuda", torch.version.cuda,
     -S "$SRC" -B "$BUILD" -G Ninja
     -DCMAKE_BUILD_TYPE=Release
     -DSPARKTORCH_WITH_MPI=OFF -DSPARKTORCH_BUILD_TESTS=OFF -DSPARKTORCH_BUILD_BENCHMARKS=OFF
+    -DSPARKTORCH_GPU_CHECK=ON
     "-DCMAKE_PREFIX_PATH=$KIT/prefix/usr;$torch_prefix"
     -DCMAKE_PROJECT_INCLUDE="$KIT/cmake/kit_preload.cmake"
     -DProtobuf_ROOT="$KIT/prefix/usr"
@@ -190,9 +195,9 @@ print("torch", torch.__version__, "cuda", torch.version.cuda,
     sum "configure: libprotobuf.so added through CMAKE_CXX_STANDARD_LIBRARIES (fallback)"
   fi
 
-  say "build (ninja -k 0 -j$JOBS sparktorch)"
+  say "build (ninja -k 0 -j$JOBS sparktorch gpu_sync_check)"
   rc=0
-  timeout -k 10 "$(cap 420)" ninja -C "$BUILD" -k 0 -j "$JOBS" sparktorch >"$WORK/build1.log" 2>&1 || rc=$?
+  timeout -k 10 "$(cap 420)" ninja -C "$BUILD" -k 0 -j "$JOBS" sparktorch gpu_sync_check >"$WORK/build1.log" 2>&1 || rc=$?
   tail -n 400 "$WORK/build1.log"
   local built="pristine sources"
   if ((rc != 0)); then
@@ -222,7 +227,7 @@ print("torch", torch.__version__, "cuda", torch.version.cuda,
       cat "$WORK/configure4.log"
     fi
     rc=0
-    timeout -k 10 "$(cap 420)" ninja -C "$BUILD" -k 0 -j "$JOBS" sparktorch >"$WORK/build2.log" 2>&1 || rc=$?
+    timeout -k 10 "$(cap 420)" ninja -C "$BUILD" -k 0 -j "$JOBS" sparktorch gpu_sync_check >"$WORK/build2.log" 2>&1 || rc=$?
     tail -n 400 "$WORK/build2.log"
     if ((rc != 0)); then
       save_errors "build attempt 2 (${why[*]}) failed (rc=$rc)" "$WORK/build2.log"
@@ -232,18 +237,18 @@ print("torch", torch.__version__, "cuda", torch.version.cuda,
     built="attempt 2: ${why[*]}"
   fi
   sum "build: OK ($built) in $((SECONDS - T0)) s since start"
-  checks "$BUILD/sparktorch" "$torch_lib" "$SRC"
+  checks "$BUILD/sparktorch" "$torch_lib" "$SRC" "$BUILD/tests/gpu/gpu_sync_check"
 }
 
 selftest_checks() {
   sum "SELFTEST: no torch, no build; checks with $KIT_SELFTEST_BIN"
   mkdir -p "$WORK"
-  checks "$KIT_SELFTEST_BIN" "" "$REPO"
+  checks "$KIT_SELFTEST_BIN" "" "$REPO" "$(dirname "$KIT_SELFTEST_BIN")/tests/gpu/gpu_sync_check"
 }
 
-# checks BINARY TORCH_LIB SOURCE_DIR: the runs (a)-(d).
+# checks BINARY TORCH_LIB SOURCE_DIR SYNC_CHECK: the runs (a)-(f).
 checks() {
-  local bin=$1 torch_lib=$2 src=$3
+  local bin=$1 torch_lib=$2 src=$3 sync_check=$4
   say "the binary"
   ls -la "$bin"
   readelf -d "$bin" >"$WORK/readelf.txt" || true
@@ -350,6 +355,49 @@ checks() {
     "(d) train --device cuda:1: exit $LAST_RC (expected 6), message: $msg"
   run inspect 60 inspect cuda.pt
   check "$([ "$LAST_RC" = 0 ] && echo 0 || echo 1)" "(d) inspect cuda.pt: rc=$LAST_RC, $(grep -m 1 'trainable parameters' inspect.out || echo 'no parameter count')"
+
+  say "(e) two synchronous ranks (threads) on cuda against one process"
+  local e_rc=0
+  timeout -k 5 "$(cap 180)" "${runenv[@]}" "$sync_check" cuda >sync_check.out 2>sync_check.err || e_rc=$?
+  cat sync_check.out sync_check.err
+  sed 's/^/    /' sync_check.out | tee -a "$SUMMARY"
+  check "$([ "$e_rc" = 0 ] && [ "$(grep -c '^PASS' sync_check.out)" = 2 ] && echo 0 || echo 1)" \
+    "(e) gpu_sync_check cuda: rc=$e_rc $(head -n 1 sync_check.err)"
+
+  say "(f) hogwild: serve and two workers on cuda"
+  head -n 1000 train.csv >part0.csv
+  tail -n +1001 train.csv >part1.csv
+  rm -f server.port hogwild.pt
+  timeout -k 5 "$(cap 240)" "${runenv[@]}" "$bin" serve --mode hogwild -n 2 --model "$mlp" \
+    --port-file server.port -o hogwild.pt >server.out 2>server.err &
+  local server_pid=$! i
+  for i in $(seq 300); do [ -s server.port ] && break; sleep 0.1; done
+  local worker_pids=()
+  for i in 0 1; do
+    timeout -k 5 "$(cap 180)" "${runenv[@]}" "$bin" train --mode hogwild --server "$(cat server.port)" \
+      --rank "$i" --world-size 2 -e 3 --device cuda <"part$i.csv" >"worker$i.out" 2>"worker$i.err" &
+    worker_pids+=($!)
+  done
+  local w_rc=() s_rc=0
+  for i in 0 1; do
+    local r=0
+    wait "${worker_pids[i]}" || r=$?
+    w_rc+=("$r")
+  done
+  wait "$server_pid" || s_rc=$?
+  for i in 0 1; do echo "---- worker $i (rc=${w_rc[i]}) stderr:"; cat "worker$i.err"; done
+  echo "---- server (rc=$s_rc) stderr:"
+  cat server.err
+  local hacc="n/a"
+  if [ -s hogwild.pt ]; then
+    run predict_hogwild 120 predict --model hogwild.pt --input test.features --device cuda
+    hacc=$(paste -d' ' predict_hogwild.out test.labels | awk '$1 == $2 { c++ } END { if (NR) printf "%.4f", c / NR; else print 0 }')
+  fi
+  check "$([ "${w_rc[0]}" = 0 ] && [ "${w_rc[1]}" = 0 ] && [ "$s_rc" = 0 ] &&
+           [[ $(devline worker0) == cuda* ]] && [[ $(devline worker1) == cuda* ]] &&
+           awk -v a="$hacc" 'BEGIN { exit !(a >= 0.6) }' && echo 0 || echo 1)" \
+    "(f) hogwild on cuda: workers rc=${w_rc[*]} on '$(devline worker0)' and '$(devline worker1)', server rc=$s_rc, test accuracy $hacc (at least 0.6)"
+  sum "    S(server): $(srecord server)"
 
   sum "total wall time: $((SECONDS - T0)) s"
   if ((failed)); then
