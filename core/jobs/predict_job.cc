@@ -17,7 +17,8 @@
 namespace sparktorch {
 namespace {
 
-// Writes prediction lines, checking for a failed write once at the end.
+// Writes prediction lines, checking for a failed write once at the end (a failed flush leaves
+// the stream's error set for Finish).
 class LineWriter {
  public:
   explicit LineWriter(std::FILE* out) : out_(out) {}
@@ -29,6 +30,10 @@ class LineWriter {
     std::fwrite(value.data(), 1, value.size(), out_);
     std::fputc('\n', out_);
   }
+  // Hands the lines written so far to the reader: each batch's predictions leave at once, so a
+  // reader that pairs rows with their answers (the Spark layer's one-pass pipe) holds a batch of
+  // rows, not the whole input, until they come.
+  void Flush() { std::fflush(out_); }
   void Finish() {
     if (std::fflush(out_) != 0 || std::ferror(out_)) {
       throw Error(std::string("stdout: cannot write predictions: ") + std::strerror(errno));
@@ -111,6 +116,7 @@ class Batches {
                       texts[slot]);
       }
     }
+    writer_.Flush();
     slots_.clear();
     ids_.clear();
     features_.clear();

@@ -6,6 +6,7 @@ Options take SparkTorch's names as flags (`--inputCol features --iters 5 --mode 
 import argparse
 import json
 import os
+import re
 import sys
 
 from .options import TRAIN_OPTIONS, OptionError, TrainOptions
@@ -123,20 +124,31 @@ def _session(app):
 
 
 def predict_failure(error):
-    """One line for a failure of a task's binary that Spark reports only by its exit status
-    (the JVM's pipe leaves the binary's message in the task's log), or None for any other
-    error."""
+    """One line for a failure of a task's binary, from Spark's report of it, or None for any
+    other error. With sparktorch-spark.jar the report quotes the binary's last stderr lines,
+    and the line says its message; the JVM's pipe (no jar) reports only the exit status, and
+    the line says where the message is (the task's log)."""
     from . import exit_codes  # pylint: disable=import-outside-toplevel
     from .job import task_status  # pylint: disable=import-outside-toplevel
     status = task_status(error)
     if status is None:
         return None
+    said = _BINARY_ERROR.findall(str(error))
     if status == exit_codes.NOT_FOUND:
+        if said:
+            return "a task found no sparktorch binary (exit status %d): %s" % (status, said[-1])
         return ("a task found no sparktorch binary on its executor (exit status %d); the "
                 "task's log names its host and the paths it tried" % status)
+    if said:
+        return "a task's sparktorch predict ended with %s: %s" % (exit_codes.describe(status),
+                                                                   said[-1])
     return ("a task's sparktorch predict ended with %s; its message, with the row and column "
             "it names, is in the task's log (the executor's stderr; on a local master, this "
             "driver's)" % exit_codes.describe(status))
+
+
+# The line the binary (and the launcher that looks for it) ends with when it fails.
+_BINARY_ERROR = re.compile(r"^sparktorch: error: (.*)$", re.MULTILINE)
 
 
 def _fail(session, message):

@@ -3,8 +3,9 @@
 PySpark 2.4 has no public Python API for some of what sparktorch needs, but the JVM's public
 API has it and py4j reaches it: the JVM's own `RDD.pipe` (Spark's PipedRDD), which moves rows
 from a DataFrame into a process without a Python worker in between, also in a barrier stage;
-and the barrier task timers that Spark 2.4 leaves behind. Everything here takes a SparkContext
-(or a DataFrame) and works on Spark 2.4.4 and 3.x alike.
+`mapPartitions` with sparktorch-spark.jar's PipeRows, which pairs each row with its answer in
+one pass; and the barrier task timers that Spark 2.4 leaves behind. Everything here takes a
+SparkContext (or a DataFrame) and works on Spark 2.4.4 and 3.x alike.
 """
 import atexit
 import threading
@@ -138,6 +139,20 @@ def pipe(sc, jrdd, command, env, barrier):
 def collect_lines(jrdd):
     """Every line of an RDD[String] on the driver, in partition order."""
     return list(jrdd.toJavaRDD().collect())
+
+
+def pipe_rows(df, command, env, what):
+    """`df` with its last column (a string: each row's line for `command`'s stdin) replaced by
+    the command's answer to that line, through sparktorch-spark.jar's PipeRows: each partition's
+    rows go through the process once, on the task's thread, with no Python worker and no second
+    read of `df`, so any plan works. `command` is a list (the program and its arguments), `env`
+    is added to its environment, `what` names it in the error of a non-zero exit status. The jar
+    must be loaded (features_text_function)."""
+    sc = df._sc  # pylint: disable=protected-access
+    task = sc._jvm.sparktorch.spark.PipeRows(list(command), dict(env), what)  # noqa pylint: disable=protected-access
+    rows = df._jdf.javaRDD().mapPartitions(task)  # pylint: disable=protected-access
+    session = df._jdf.sparkSession()  # pylint: disable=protected-access
+    return _frame(session.createDataFrame(rows, df._jdf.schema()), df)  # noqa pylint: disable=protected-access
 
 
 def _row_encoder(jvm, schema):

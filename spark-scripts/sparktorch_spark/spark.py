@@ -31,7 +31,7 @@ from . import options as opts
 from . import rows as text_rows
 from .job import model_files, run_training
 from .options import OptionError
-from .tasks import (BinaryMissing, PredictTask, binary_candidates, find_binary,
+from .tasks import (PREDICT_WHAT, BinaryMissing, PredictTask, binary_candidates, find_binary,
                     predict_command, process_env)
 
 SOURCE_FORMATS = ("csv", "parquet", "libsvm", "json", "orc", "table")
@@ -431,7 +431,8 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
     if prediction_col in df.columns:
         raise OptionError("the input already has a column %s (predictionCol)" % prediction_col)
     features = feature_columns(df, input_col, input_cols, exclude)
-    text = text_rows.row_text(None, _kinds(df, features), features_encoder(spark, [binary]))
+    encoder = features_encoder(spark, [binary])
+    text = text_rows.row_text(None, _kinds(df, features), encoder)
     _check_binary_here(sc, binary)
     with tempfile.TemporaryDirectory(prefix="sparktorch-model-") as tmp:
         path = os.path.join(tmp, "model.pt")
@@ -446,14 +447,21 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
                               batch_size=batch_size, threads=threads, device=device,
                               on_bad_row=on_bad_row)
     line = "__sparktorch_prediction"
-    if jvm.recomputes_in_order(df):
+    # The paths, fastest first (README, "How the rows reach the binary"): with the jar, each
+    # row and its prediction in one pass in the JVM; without it, the JVM's pipe zipped with a
+    # second read of the rows where that read gives them in the same order; else a Python worker.
+    if encoder is not None:
+        paired = jvm.pipe_rows(df.selectExpr("*", "%s AS %s" % (text, text_rows.quote(line))),
+                               command, process_env(threads), what=PREDICT_WHAT)
+    elif jvm.recomputes_in_order(df):
         predicted = jvm.pipe(sc, jvm.lines(df.selectExpr(text)), command, process_env(threads),
                              barrier=False)
         paired = jvm.zip_lines(df, predicted, line)
-        return paired.select(*[paired[c] for c in df.columns] +
-                             [_prediction(line, vector).alias(prediction_col)])
-    return _predict_through_python(df, text, command, vector, prediction_col,
-                                   env=process_env(threads))
+    else:
+        return _predict_through_python(df, text, command, vector, prediction_col,
+                                       env=process_env(threads))
+    return paired.select(*[paired[c] for c in df.columns] +
+                         [_prediction(line, vector).alias(prediction_col)])
 
 
 def _predict_through_python(df, text, command, vector, prediction_col, env):

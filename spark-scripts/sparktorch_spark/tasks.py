@@ -133,12 +133,16 @@ def prediction_value(text, vector_out):
     return outputs[0] if len(outputs) == 1 else float(outputs.index(max(outputs)))
 
 
+# What a prediction task runs, as its errors name it.
+PREDICT_WHAT = "sparktorch predict (its stdin: this partition's rows, line N the Nth)"
+
+
 class PredictTask:
     """Predictions for one partition whose rows pass through Python: `task(rows)` writes the
     last cell of every row (its text, rows.row_text) to `command` and yields the row without
-    that cell plus its prediction (prediction_value), in order. For DataFrames that Spark could
-    give in another order when read twice (spark.predict pairs rows and predictions in the JVM
-    otherwise). `env` is added to the command's environment (process_env)."""
+    that cell plus its prediction (prediction_value), in order. spark.predict takes it only
+    without sparktorch-spark.jar, for DataFrames that Spark could give in another order when
+    read twice (it pairs rows and predictions in the JVM otherwise). `env` is added to the command's environment (process_env)."""
 
     def __init__(self, command, vector_out, env=None):
         self.command = list(command)
@@ -153,9 +157,8 @@ class PredictTask:
                 pending.append(row[:-1])
                 yield row[-1]
 
-        what = "sparktorch predict (its stdin: this partition's rows, line N the Nth)"
         env = dict(os.environ, **self.env) if self.env else None
-        for line in pipe_partition(lines(), self.command, env=env, log=log, what=what):
+        for line in pipe_partition(lines(), self.command, env=env, log=log, what=PREDICT_WHAT):
             yield tuple(pending.popleft()) + (prediction_value(line, self.vector_out),)
         if pending:
             raise RuntimeError("sparktorch predict answered %d rows fewer than it was given"

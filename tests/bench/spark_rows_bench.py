@@ -15,9 +15,13 @@ it prints:
   into train   rows/s from the DataFrame into `sparktorch train` in a 1-epoch sync fit: the
                rows over the slowest rank's read_seconds (its summary), 2 tasks together;
   predict      rows/s of sparktorch_spark.spark.predict (rows to `sparktorch predict` and the
-               predictions back beside their rows), counted by an aggregate over the result;
-  through Python  the same prediction with every row through a Python worker (the path taken
-               when a DataFrame may give its rows in another order when read twice).
+               predictions back beside their rows), counted by an aggregate over the result:
+               with the jar (float32) each row and its prediction in one pass (PipeRows),
+               without it (text) the JVM's pipe zipped with a second read of the rows;
+and, for the vector input as assembled, spark.predict's other paths, forced:
+  zipped       the JVM's pipe zipped with a second read (the path without the jar);
+  through Python  every row through a Python worker (the path without the jar when a
+               DataFrame may give its rows in another order when read twice).
 Each figure is the better of 2 runs in this session (the first pays for the JVM's warm-up). It
 fails on nothing but errors; tests/bench/spark_bench.sh runs it.
 """
@@ -38,7 +42,8 @@ from sparktorch_spark import options as opts  # noqa: E402
 from sparktorch_spark import rows as text_rows  # noqa: E402
 from sparktorch_spark import spark as layer  # noqa: E402
 from sparktorch_spark.options import TrainOptions  # noqa: E402
-from sparktorch_spark.tasks import binary_candidates, predict_command  # noqa: E402
+from sparktorch_spark import jvm  # noqa: E402
+from sparktorch_spark.tasks import binary_candidates, predict_command, process_env  # noqa: E402
 
 SPEC = os.path.join(REPO, "examples", "fashion_mnist_mlp.json")
 
@@ -90,15 +95,15 @@ def main():
             table.append(_measure(name, path, df, binary, args.partitions))
     spark.stop()
     print("\nrows/s, 2 tasks on %d partitions together (better of 2 runs)" % args.partitions)
-    print("%-24s %-8s %12s %12s %16s" % ("input", "path", "into train", "predict",
-                                         "through Python"))
+    print("%-24s %-8s %12s %12s %12s %16s" % ("input", "path", "into train", "predict",
+                                              "zipped", "through Python"))
     for line in table:
-        print("%-24s %-8s %12.0f %12.0f %16s" % (line[0], line[1], line[2], line[3],
-                                                  "%.0f" % line[4] if len(line) > 4 else ""))
+        forced = ["%.0f" % v for v in line[4:]] or ["", ""]
+        print("%-24s %-8s %12.0f %12.0f %12s %16s" % tuple(line[:4] + forced))
 
 
 def _measure(name, path, df, binary, partitions):
-    """[name, path, rows/s into train, rows/s of predict(, rows/s through Python)]."""
+    """[name, path, rows/s into train, rows/s of predict(, rows/s zipped, through Python)]."""
     rows = df.count()
     options = TrainOptions(torchObj=SPEC, labelCol="label", iters=1, partitions=partitions,
                            binary=binary, verbose=-1,
@@ -118,14 +123,14 @@ def _measure(name, path, df, binary, partitions):
                                                                  binary=binary)))
     line = [name, path, rows / min(reads), rows / predict_seconds]
     if name.startswith("vector (as"):
-        python_seconds, _ = best(2, lambda: predicted(_through_python(features, model, binary)))
-        line.append(rows / python_seconds)
+        for forced in (_zipped, _through_python):
+            seconds, _ = best(2, lambda: predicted(forced(features, model, binary)))
+            line.append(rows / seconds)
     return line
 
 
-def _through_python(df, model, binary):
-    """spark.predict's Python path, forced (it is taken for DataFrames read in no fixed
-    order)."""
+def _command_and_text(df, model, binary):
+    """The prediction command and the rows' text, as spark.predict makes them."""
     sc = df.sql_ctx.sparkSession.sparkContext
     with tempfile.NamedTemporaryFile(suffix=".pt", delete=False) as f:
         f.write(model)
@@ -134,7 +139,26 @@ def _through_python(df, model, binary):
                               vector_out=False)
     text = text_rows.row_text(None, layer._kinds(df, ["features"]),  # noqa pylint: disable=protected-access
                               layer.features_encoder(df.sql_ctx.sparkSession, [binary]))
-    return layer._predict_through_python(df, text, command, False, "predictions")  # noqa pylint: disable=protected-access
+    return command, text
+
+
+def _zipped(df, model, binary):
+    """spark.predict's zipped path, forced (taken without the jar for DataFrames that read
+    again in the same order)."""
+    command, text = _command_and_text(df, model, binary)
+    sc = df.sql_ctx.sparkSession.sparkContext
+    predicted = jvm.pipe(sc, jvm.lines(df.selectExpr(text)), command, process_env(1),
+                         barrier=False)
+    paired = jvm.zip_lines(df, predicted, "line")
+    return paired.selectExpr("*", "CAST(line AS DOUBLE) AS predictions")
+
+
+def _through_python(df, model, binary):
+    """spark.predict's Python path, forced (taken without the jar for DataFrames read in no
+    fixed order)."""
+    command, text = _command_and_text(df, model, binary)
+    return layer._predict_through_python(df, text, command, False, "predictions",  # noqa pylint: disable=protected-access
+                                         env=process_env(1))
 
 
 if __name__ == "__main__":

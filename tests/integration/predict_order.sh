@@ -2,7 +2,8 @@
 # predict writes one line per input row, in input order: permuting the rows permutes the lines;
 # rows with and without a label mix; a skipped bad row leaves an empty line; row ids (csv
 # --id-col, jsonl --id-field, compact ID<TAB>) come back as ID<TAB>VALUE; --prediction
-# vector|probabilities give 10 numbers, probabilities summing to 1.
+# vector|probabilities give 10 numbers, probabilities summing to 1; each batch's lines leave
+# before stdin ends.
 source "$(dirname "$0")/lib.sh"
 setup_workdir predict_order
 require_data train2k.csv test2k.csv
@@ -97,3 +98,36 @@ for line in open(sys.argv[1]):
     print(p.index(max(p)))
 PY
 assert_same_file base.txt probabilities_argmax.txt "argmax of the probabilities"
+
+check "each batch's lines leave as soon as it is predicted, before stdin ends"
+# All 2,000 rows (4 MB, more than the reader's buffers hold) in batches of 50, stdin kept open:
+# the first batch's lines must arrive while it is (the Spark layer's one-pass pipe pairs rows
+# with lines and holds only the unanswered ones).
+run_ok all.txt "$SPARKTORCH" predict --model mlp.pt --input "$DATA/test2k.csv"
+if ! python3 - "$SPARKTORCH" mlp.pt "$DATA/test2k.csv" all.txt <<'PY'
+import subprocess, sys, threading
+binary, model, rows, expected = sys.argv[1:]
+process = subprocess.Popen([binary, "-q", "predict", "--model", model, "--batch-size", "50"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+data = open(rows, "rb").read()
+writer = threading.Thread(target=lambda: (process.stdin.write(data), process.stdin.flush()),
+                          daemon=True)
+writer.start()
+got = []
+reader = threading.Thread(target=lambda: [got.append(process.stdout.readline().decode().strip())
+                                          for _ in range(50)], daemon=True)
+reader.start()
+reader.join(60)
+if reader.is_alive():
+    process.kill()
+    sys.exit("predict wrote %d of the first batch's 50 lines while stdin was open" % len(got))
+writer.join(60)
+process.stdin.close()
+got += process.stdout.read().decode().split()
+if process.wait() != 0 or got != open(expected).read().split():
+    sys.exit("predict: exit %d; its %d lines differ from predict's on the file"
+             % (process.returncode, len(got)))
+PY
+then
+  fail "predict held back a batch's lines, or they were wrong (above)"
+fi

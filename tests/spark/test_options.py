@@ -274,6 +274,25 @@ class CliTest(unittest.TestCase):
                          "the task's log names its host and the paths it tried")
         self.assertIsNone(cli.predict_failure(RuntimeError("Table or view not found: t")))
 
+    def test_a_predict_task_that_failed_through_the_jar_is_one_line_with_its_message(self):
+        spark = ("org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in "
+                 "stage 3.0 failed 1 times, most recent failure: Lost task 0.0 in stage 3.0 "
+                 "(TID 5, localhost, executor driver): java.lang.IllegalStateException: "
+                 "sparktorch predict (its stdin: this partition's rows, line N the Nth) exited "
+                 "with status %d:\n2026-11-26 16:00:00.000 sparktorch info: loaded\n"
+                 "sparktorch: error: %s\n\tat sparktorch.spark.PipeRows$Answers.finish("
+                 "PipeRows.java:190)\n")
+        self.assertEqual(
+            cli.predict_failure(RuntimeError(spark % (3, 'stdin:2:5: expected a number, got '
+                                                         '"null"'))),
+            "a task's sparktorch predict ended with exit status 3 (a row that cannot be read): "
+            'stdin:2:5: expected a number, got "null"')
+        self.assertEqual(
+            cli.predict_failure(RuntimeError(spark % (127, "no sparktorch binary on h1: tried "
+                                                           "./sparktorch (a hint)"))),
+            "a task found no sparktorch binary (exit status 127): no sparktorch binary on h1: "
+            "tried ./sparktorch (a hint)")
+
     def test_a_bool_flag_takes_true_or_false(self):
         for text, value in (("true", True), ("ON", True), ("0", False), ("no", False)):
             self.assertIs(self.parse("--useVectorOut", text).useVectorOut, value)

@@ -4,17 +4,21 @@ through real Spark SQL.
 For each case it writes a JSON line to FACTS: the case's name, the rows' text as Spark SQL made
 it (rows.row_text, collected in order), the rows as they are with sparktorch-spark.jar's
 function (`encoded`: the features as float32 `<BASE64>` where it gives them), and, for the
-feature cases, the predictions of spark.predict on the DataFrame read back from Parquet (the
-JVM's pipe, zipped with its rows; with the jar, and as text with SPARKTORCH_JAR="") and on the
-same rows through a plan with a nondeterministic filter (the Python worker's path), each with
-the row's id.
+feature cases, the predictions of spark.predict, each with the row's id: with the jar (one pass
+through sparktorch-spark.jar's PipeRows) on the DataFrame read back from Parquet and on the same
+rows through a plan with a nondeterministic filter; without it (SPARKTORCH_JAR="") on the first
+(the JVM's pipe zipped with a second read of the rows) and on the second (the Python worker's
+path). Once also: the processes a prediction of 40,000 rows left running after a consumer that
+stopped at the first row (`limit(1)`).
 
   spark-submit rows_job.py --model MODEL.pt --binary SPARKTORCH --work DIR --facts FACTS
 """
 import argparse
 import json
 import os
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.environ["REPO"], "spark-scripts"))
 
@@ -94,9 +98,9 @@ def main():
                 shuffled = df.where(F.rand(seed=7) >= 0.0)
                 fact["zip_path"] = jvm.recomputes_in_order(df)
                 fact["python_path"] = not jvm.recomputes_in_order(shuffled)
-                for key, data in (("zipped", df), ("through_python", shuffled),
-                                  ("zipped_text", df)):
-                    if key == "zipped_text":
+                for key, data in (("one_pass", df), ("one_pass_shuffled", shuffled),
+                                  ("zipped_text", df), ("through_python_text", shuffled)):
+                    if key.endswith("_text"):
                         os.environ["SPARKTORCH_JAR"] = ""
                     try:
                         fact[key] = _predictions(layer.predict(data, model, input_cols=features,
@@ -104,8 +108,30 @@ def main():
                     except Exception as e:  # pylint: disable=broad-except  # the null case
                         fact[key + "_error"] = str(e)
                     os.environ.pop("SPARKTORCH_JAR", None)
+                if case == CASES[0][0]:
+                    # Far more rows than a batch and the pipes hold: the process still waits
+                    # for rows when the task has its one.
+                    many = spark.range(0, 40000, 1, 1).selectExpr(
+                        "CAST(id AS INT) AS id", "CAST(id % 7 AS DOUBLE) AS a", "1.0 AS b",
+                        "2.0 AS c", "3.0 AS d")
+                    fact["first"] = layer.predict(many, model, input_cols=["a", "b", "c", "d"],
+                                                  binary=args.binary).limit(1).collect()[0]["id"]
+                    fact["left_running"] = _predictions_running(model)
             out.write(json.dumps(fact) + "\n")
     spark.stop()
+
+
+def _predictions_running(model, seconds=10):
+    """The `sparktorch predict` processes of `model` (a shipped copy's name holds its size)
+    still running after up to `seconds`: a task that stopped reading kills its own."""
+    pattern = "predict --model .*-%d-model.pt" % len(model)
+    deadline = time.time() + seconds
+    while True:
+        found = subprocess.run(["pgrep", "-f", pattern], stdout=subprocess.PIPE, check=False)
+        running = found.stdout.decode().split()
+        if not running or time.time() > deadline:
+            return len(running)
+        time.sleep(0.2)
 
 
 def _predictions(df):

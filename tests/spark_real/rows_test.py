@@ -141,20 +141,29 @@ def main():
         if "zip_path" not in fact:
             continue
         expect(fact["zip_path"] and fact["python_path"],
-               "Parquet's rows take the zipped path, a nondeterministic filter the Python one")
+               "without the jar, Parquet's rows take the zipped path, a nondeterministic filter "
+               "the Python one")
         if case == NULL_CASE:
             # The JVM's pipe says only the status; the binary's message goes to the task's
-            # log, which on a local master is the driver's stderr. A Python worker quotes it.
-            expect("exited with status 3" in fact.get("zipped_error", ""),
+            # log, which on a local master is the driver's stderr. PipeRows and a Python
+            # worker quote it.
+            message = 'stdin:2:5: expected a number, got "null"'
+            expect("exited with status 3" in fact.get("zipped_text_error", ""),
                    "zipped: predict fails with the bad row's status",
-                   fact.get("zipped_error", "no error")[-600:])
-            expect_in(r'stdin:2:5: expected a number, got "null"', run.err,
-                      "the binary's message in the task's log")
-            expect('stdin:2:5: expected a number, got "null"' in
-                   fact.get("through_python_error", ""),
-                   "through Python: predict fails naming the row, the column and the null",
-                   fact.get("through_python_error", "no error")[-600:])
+                   fact.get("zipped_text_error", "no error")[-600:])
+            expect_in(message, run.err, "the binary's message in the task's log")
+            for key in ("one_pass", "one_pass_shuffled", "through_python_text"):
+                error = fact.get(key + "_error", "")
+                expect("sparktorch predict (its stdin: this partition's rows, line N the Nth) "
+                       "exited with status 3:" in error and message in error,
+                       "%s: predict fails with the status, naming the row, the column and the "
+                       "null" % key, error[-600:] or "no error")
             continue
+        if "first" in fact:
+            expect(fact["first"] == 0, "predict(...).limit(1) gives the first row", fact["first"])
+            expect(fact["left_running"] == 0,
+                   "no sparktorch predict left running after limit(1) stopped reading",
+                   fact["left_running"])
         outputs = {}
         for key in ("lines", "encoded"):
             features = [line if "no label" in case else line.split(",", 1)[1]
@@ -167,7 +176,7 @@ def main():
         expect(outputs["encoded"] == outputs["lines"],
                "float32 features predict as their text does", outputs)
         wanted = [[i, float(v)] for i, v in enumerate(outputs["lines"])]
-        for key in ("zipped", "through_python", "zipped_text"):
+        for key in ("one_pass", "one_pass_shuffled", "zipped_text", "through_python_text"):
             expect(fact.get(key) == wanted, "%s: the binary's prediction for every row" % key,
                    fact.get(key, fact.get(key + "_error")))
     done()

@@ -12,7 +12,7 @@ every rank ended with the same weights; the model loads with torch.jit.load; pre
 an accuracy above THRESHOLD for all 2,000 rows, and writes one prediction per row, each equal
 to what `sparktorch predict --model` says for that row: in the input's order (sync: the rows
 stay in their one partition), or paired by id (hogwild: predict.py --partitions 2 shuffles the
-rows, and predicts them through Python workers).
+rows, which then read back in no fixed order: each waits in the JVM for its own prediction).
 
   train_test.py sync|hogwild local|cluster
 """
