@@ -20,11 +20,11 @@ int64_t ParseInt(const std::string& text, const std::string& flag) {
 
 void AddRowFormatFlags(CLI::App* c, RowFormatFlags* f) {
   c->add_option("--input,-i", f->inputs,
-                "Input files or globs (gzip read transparently); default: stdin")
+                "Input files or globs (gzip read transparently; parquet: files or directories); default: stdin")
       ->group("Rows");
   f->format_opt = c->add_option("--format", f->format,
-                                "Row format: csv (default), libsvm, vector, jsonl, compact")
-                      ->check(CLI::IsMember({"csv", "libsvm", "vector", "jsonl", "compact"}))
+                                "Row format: csv (default), libsvm, vector, jsonl, compact, parquet")
+                      ->check(CLI::IsMember({"csv", "libsvm", "vector", "jsonl", "compact", "parquet"}))
                       ->group("Rows");
   f->num_features_opt =
       c->add_option("--num-features", f->num_features, "Features per row (default: from the data)")
@@ -49,13 +49,14 @@ void AddRowFormatFlags(CLI::App* c, RowFormatFlags* f) {
   f->zero_based_opt =
       c->add_flag("--zero-based", f->zero_based, "libsvm: indices start at 0")->group("Rows");
   f->features_field_opt =
-      c->add_option("--features-field", f->features_field, "jsonl: features field (default features)")
+      c->add_option("--features-field", f->features_field,
+                    "jsonl: features field; parquet: column(s), comma-separated (default features)")
           ->group("Rows");
   f->label_field_opt = c->add_option("--label-field", f->label_field,
-                                     "jsonl: label field (default label)")
+                                     "jsonl, parquet: label field (default label)")
                            ->group("Rows");
   f->id_field_opt =
-      c->add_option("--id-field", f->id_field, "jsonl: id field (default: none)")->group("Rows");
+      c->add_option("--id-field", f->id_field, "jsonl, parquet: id field (default: none)")->group("Rows");
   f->allow_nan_opt =
       c->add_flag("--allow-nan", f->allow_nan, "Accept NaN and Inf values")->group("Rows");
   c->add_option("--on-bad-row", f->on_bad_row, "fail (default) or skip (and count) bad rows")

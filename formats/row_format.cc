@@ -8,6 +8,7 @@ std::optional<RowFormatKind> ParseRowFormatKind(std::string_view name) {
   if (name == "vector") return RowFormatKind::kVector;
   if (name == "jsonl") return RowFormatKind::kJsonl;
   if (name == "compact") return RowFormatKind::kCompact;
+  if (name == "parquet") return RowFormatKind::kParquet;
   return std::nullopt;
 }
 
@@ -23,6 +24,8 @@ const char* RowFormatKindName(RowFormatKind kind) {
       return "jsonl";
     case RowFormatKind::kCompact:
       return "compact";
+    case RowFormatKind::kParquet:
+      return "parquet";
   }
   return "unknown";
 }

@@ -8,7 +8,8 @@
 
 namespace sparktorch {
 
-enum class RowFormatKind { kCsv, kLibsvm, kVector, kJsonl, kCompact };
+// kParquet is not a line format: core/data/parquet_source reads it, not a RowParser.
+enum class RowFormatKind { kCsv, kLibsvm, kVector, kJsonl, kCompact, kParquet };
 
 // Whether rows carry a label.
 //   kRequired: every row has one (training with a label).
@@ -39,14 +40,16 @@ struct RowFormat {
   bool header = false;    // csv: the first line of each input is a header (the row source skips it)
   bool zero_based = false;  // libsvm: indices start at 0 instead of 1
 
-  std::string features_field = "features";  // jsonl
-  std::string label_field = "label";        // jsonl
-  std::string id_field;                     // jsonl; empty: none
+  // jsonl: the fields; parquet: the top-level columns (features_field: one or more, comma-
+  // separated, joined in order).
+  std::string features_field = "features";
+  std::string label_field = "label";
+  std::string id_field;  // empty: none
 
   bool allow_nan = false;  // accept nan and inf values instead of rejecting the row
 };
 
-// "csv", "libsvm", "vector", "jsonl", "compact". Returns nullopt for an unknown name.
+// "csv", "libsvm", "vector", "jsonl", "compact", "parquet". Returns nullopt for an unknown name.
 std::optional<RowFormatKind> ParseRowFormatKind(std::string_view name);
 const char* RowFormatKindName(RowFormatKind kind);
 

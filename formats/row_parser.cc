@@ -27,6 +27,8 @@ std::unique_ptr<RowParser> MakeRowParser(const RowFormat& format) {
       return std::make_unique<JsonlParser>(format);
     case RowFormatKind::kCompact:
       return std::make_unique<CompactParser>(format);
+    case RowFormatKind::kParquet:
+      throw UsageError("parquet is not a line format: it has no row parser");
   }
   throw UsageError("unknown row format");
 }

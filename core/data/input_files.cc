@@ -49,7 +49,8 @@ std::string InputDisplayName(const std::string& path) {
   return path == kStdinName ? "stdin" : path;
 }
 
-std::vector<std::string> ExpandInputPaths(const std::vector<std::string>& patterns) {
+std::vector<std::string> ExpandInputPaths(const std::vector<std::string>& patterns,
+                                          bool directories) {
   if (patterns.empty()) return {kStdinName};
   std::vector<std::string> paths;
   for (const std::string& pattern : patterns) {
@@ -62,7 +63,9 @@ std::vector<std::string> ExpandInputPaths(const std::vector<std::string>& patter
       if (stat(pattern.c_str(), &st) != 0) {
         throw InputError(pattern + ": " + std::strerror(errno));
       }
-      if (S_ISDIR(st.st_mode)) throw InputError(pattern + ": is a directory, not a file of rows");
+      if (S_ISDIR(st.st_mode) && !directories) {
+        throw InputError(pattern + ": is a directory, not a file of rows");
+      }
       paths.push_back(pattern);
       continue;
     }

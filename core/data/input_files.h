@@ -14,8 +14,10 @@ inline constexpr const char* kStdinName = "-";
 
 // Expands shell-style globs in `patterns`, in order; each pattern's matches are sorted. A
 // pattern without glob characters is kept as given. An empty list means stdin. Throws
-// InputError for a glob that matches nothing or a file that does not exist.
-std::vector<std::string> ExpandInputPaths(const std::vector<std::string>& patterns);
+// InputError for a glob that matches nothing, a file that does not exist, or a directory
+// unless `directories` (Parquet inputs: a directory of part files stands for them).
+std::vector<std::string> ExpandInputPaths(const std::vector<std::string>& patterns,
+                                          bool directories = false);
 
 // Opens `path` ("-" for stdin) for reading, decompressing gzip transparently (by content, not
 // by name). Throws InputError naming the path when it cannot be opened.

@@ -16,8 +16,17 @@ constexpr int64_t kSkippedRowsLogged = 10;
 RowSource::RowSource(std::vector<std::string> inputs, RowSourceOptions options, RowCheck check)
     : inputs_(std::move(inputs)),
       options_(std::move(options)),
-      check_(std::move(check)),
-      parser_(MakeRowParser(options_.format)) {
+      check_(std::move(check)) {
+  if (options_.format.kind == RowFormatKind::kParquet) {
+    if (options_.format.num_features < 0) {
+      throw UsageError("the number of features must be positive, got " +
+                       std::to_string(options_.format.num_features));
+    }
+    parquet_ = std::make_unique<ParquetSource>(inputs_, options_.format, options_.share_rank,
+                                               options_.share_world);
+    return;
+  }
+  parser_ = MakeRowParser(options_.format);
   TakeShare();
 }
 
@@ -59,9 +68,13 @@ bool RowSource::OpenNextInput() {
   return true;
 }
 
-void RowSource::Reject(const std::string& what, size_t column) {
+std::string RowSource::LineWhere(size_t column) const {
   std::string where = reader_->name() + ":" + std::to_string(reader_->line_number()) + ":";
   if (column > 0) where += std::to_string(column) + ":";
+  return where;
+}
+
+void RowSource::Reject(const std::string& where, const std::string& what) {
   if (options_.on_bad_row == BadRowPolicy::kFail) {
     throw InputError(where + " " + what);
   }
@@ -74,7 +87,28 @@ void RowSource::Reject(const std::string& what, size_t column) {
   }
 }
 
+bool RowSource::NextParquet(Row* row) {
+  for (;;) {
+    try {
+      if (!parquet_->Next(row)) return false;
+    } catch (const RowError& e) {
+      Reject(parquet_->where() + ":", e.what());
+      continue;
+    }
+    if (check_) {
+      std::string problem = check_(*row);
+      if (!problem.empty()) {
+        Reject(parquet_->where() + ":", problem);
+        continue;
+      }
+    }
+    ++rows_read_;
+    return true;
+  }
+}
+
 bool RowSource::Next(Row* row) {
+  if (parquet_) return NextParquet(row);
   for (;;) {
     if (!reader_ && !OpenNextInput()) return false;
     if (line_index_ >= end_line_) return false;
@@ -86,9 +120,8 @@ bool RowSource::Next(Row* row) {
         reader_.reset();
         continue;
       case LineReader::Status::kTooLong:
-        Reject("line longer than " + std::to_string(reader_->max_line_bytes()) +
-                   " bytes (--max-line-bytes)",
-               0);
+        Reject(LineWhere(0), "line longer than " + std::to_string(reader_->max_line_bytes()) +
+                                 " bytes (--max-line-bytes)");
         continue;
       case LineReader::Status::kLine:
         break;
@@ -96,13 +129,13 @@ bool RowSource::Next(Row* row) {
     try {
       parser_->Parse(line, row);
     } catch (const RowError& e) {
-      Reject(e.what(), e.column());
+      Reject(LineWhere(e.column()), e.what());
       continue;
     }
     if (check_) {
       std::string problem = check_(*row);
       if (!problem.empty()) {
-        Reject(problem, 0);
+        Reject(LineWhere(0), problem);
         continue;
       }
     }

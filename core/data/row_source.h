@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/data/parquet_source.h"
 #include "formats/line_reader.h"
 #include "formats/row.h"
 #include "formats/row_format.h"
@@ -24,6 +25,7 @@ struct RowSourceOptions {
   // This reader's share of the inputs, for ranks that were all given the same files: with at
   // least as many files as ranks, every share_world-th file from the share_rank-th; with fewer,
   // the share_rank-th of share_world contiguous line ranges over all the inputs' data lines.
+  // Parquet inputs: the share_rank-th of share_world contiguous ranges of all their rows.
   // Stdin is never shared.
   int share_rank = 0;
   int share_world = 1;
@@ -33,9 +35,10 @@ struct RowSourceOptions {
 // empty string for a good row, else what is wrong ("label 10 out of range 0..9 for ...").
 using RowCheck = std::function<std::string(const Row&)>;
 
-// Reads rows from a list of inputs (files or stdin) in order, with one parser, applying the bad-
-// row policy. Under kFail a bad row throws InputError "SOURCE:LINE[:COLUMN]: what is wrong";
-// under kSkip it is counted, the first few are logged, and reading goes on. Not thread-safe.
+// Reads rows from a list of inputs (files or stdin) in order, with one parser (Parquet files:
+// with a ParquetSource), applying the bad-row policy. Under kFail a bad row throws InputError
+// "SOURCE:LINE[:COLUMN]: what is wrong" ("FILE: row N: what is wrong" for Parquet); under
+// kSkip it is counted, the first few are logged, and reading goes on. Not thread-safe.
 class RowSource {
  public:
   // `inputs` as returned by ExpandInputPaths. Throws UsageError when the format cannot work.
@@ -48,14 +51,19 @@ class RowSource {
   int64_t rows_read() const { return rows_read_; }
   int64_t rows_skipped() const { return rows_skipped_; }
   // Features per row: from the format, or learnt from the first row; 0 before any row.
-  int64_t num_features() const { return parser_->num_features(); }
+  int64_t num_features() const {
+    return parquet_ ? parquet_->num_features() : parser_->num_features();
+  }
 
  private:
   bool OpenNextInput();
   // Applies the share options: drops other ranks' files, or sets the line range.
   void TakeShare();
-  // Throws under kFail; counts and logs under kSkip.
-  void Reject(const std::string& what, size_t column);
+  // Throws under kFail; counts and logs under kSkip. `where` names the row ("FILE:LINE:").
+  void Reject(const std::string& where, const std::string& what);
+  // Where the line reader is: "NAME:LINE:" and "COLUMN:" when column > 0.
+  std::string LineWhere(size_t column) const;
+  bool NextParquet(Row* row);
 
   std::vector<std::string> inputs_;
   size_t next_input_ = 0;
@@ -63,6 +71,7 @@ class RowSource {
   RowCheck check_;
   std::unique_ptr<RowParser> parser_;
   std::unique_ptr<LineReader> reader_;
+  std::unique_ptr<ParquetSource> parquet_;  // --format parquet, instead of parser_ and reader_
   int64_t rows_read_ = 0;
   int64_t rows_skipped_ = 0;
   // Data lines (not headers) seen so far across the inputs, and this reader's range of them.

@@ -172,7 +172,8 @@ void RunPredictJob(const PredictJobOptions& options, std::FILE* out) {
   }
   ModelFile model = ReadModelFile(options.model_path, device);
   PredictSetup setup = Setup(options, model);
-  const std::vector<std::string> inputs = ExpandInputPaths(options.inputs);
+  const std::vector<std::string> inputs =
+      ExpandInputPaths(options.inputs, setup.format.kind == RowFormatKind::kParquet);
   RowSource source(inputs, RowSourceOptions{setup.format, options.on_bad_row, options.max_line_bytes});
   LineWriter writer(out);
   Batches batches(options, model, setup, device, writer);

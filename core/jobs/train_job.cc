@@ -89,7 +89,8 @@ std::string SkippedText(int64_t skipped, const char* prefix, const char* suffix)
 RankRows ReadRankRows(const TrainJobOptions& options, const RowSourceOptions& row_options,
                       const RowCheck& check, Communicator& comm, const TrainMode& mode) {
   RankRows rows;
-  rows.inputs = ExpandInputPaths(options.inputs);
+  rows.inputs =
+      ExpandInputPaths(options.inputs, row_options.format.kind == RowFormatKind::kParquet);
   rows.names = DescribeInputNames(rows.inputs);
   const auto reading = std::chrono::steady_clock::now();
   RowSource source(rows.inputs, row_options, check);

@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 #include <optional>
 
 #include <spdlog/spdlog.h>
 
+#include "core/data/input_files.h"
 #include "core/data/rank_prefix.h"
 #include "core/device.h"
 #include "core/dist/world.h"
@@ -68,8 +70,10 @@ std::optional<int> ReadRankFromStdin(const TrainLaunch& l, const TrainJobOptions
     throw UsageError("--rank-from-stdin goes with --tracker HOST:PORT (sync) or --server HOST:PORT (hogwild)");
   }
   if (l.world_size <= 0) throw UsageError("--rank-from-stdin needs --world-size N");
-  if (!job.inputs.empty()) {
-    throw UsageError("--rank-from-stdin reads the rank before the rows on stdin; not with --input");
+  // With --input files, stdin carries the rank alone (Spark's tasks that read Parquet files
+  // themselves), and the rank picks this process's share of the files' rows.
+  if (std::find(job.inputs.begin(), job.inputs.end(), kStdinName) != job.inputs.end()) {
+    throw UsageError("--rank-from-stdin reads the rank before the rows on stdin; not with --input -");
   }
   return ReadRankPrefix(STDIN_FILENO, l.world_size);
 }
@@ -93,6 +97,10 @@ void RunHogwildWorker(TrainJobOptions& job, const TrainLaunch& l, bool any_rank,
   c.world_size = l.world_size;
   c.timeout = l.timeout;
   job.hogwild = c;
+  if (!job.inputs.empty() && !any_rank) {  // workers given the same files take a share each
+    job.rows.share_rank = l.rank;
+    job.rows.share_world = l.world_size;
+  }
   job.mode = "hogwild";
   job.launcher = "serve";
   auto tag_lines = [](const std::string& worker) {

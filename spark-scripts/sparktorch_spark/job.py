@@ -121,12 +121,14 @@ def _finished_without(mode, options, code, serve):
 
 def run_training(options, mode, world_size, run_stage, driver_binary, candidates, task_model,
                  task_config=None, has_label=True, host=None, listen="0.0.0.0", executor_hosts=None,
-                 log=None):
+                 log=None, row_args=None):
     """Runs the job's attempts; returns a TrainResult.
 
     `run_stage(command, env)` runs `command` (a list) with `env` added to its environment in
     every task at once, each fed its partition's rows in the `vector` format with its partition
-    id before the first row (rows.with_partition_prefix), and returns every line the tasks
+    id before the first row (rows.with_partition_prefix), or only the id when `row_args` (the
+    tasks' row flags, options.parquet_row_flags) name files they read themselves, and returns
+    every line the tasks
     wrote, in partition order; it raises when a task fails. `candidates` are where the tasks
     look for the binary (tasks.binary_candidates); `task_model` and `task_config` the model
     and its config as the tasks see them (sync mode: every task loads the model), while serve
@@ -144,7 +146,7 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
         job_id = new_job_id()
         serve_args = opts.serve_flags(options, mode, world_size)
         task_env = dict(process_env(threads), SPARKTORCH_SECRET=secret)
-        task_args = (opts.row_flags(has_label, options.onBadRow) +
+        task_args = ((row_args or opts.row_flags(has_label, options.onBadRow)) +
                      opts.train_flags(options, mode, threads))
         if mode == "sync":
             serve_args += ["--job-id", str(job_id)]

@@ -9,6 +9,7 @@ SparkContext (or a DataFrame) and works on Spark 2.4.4 and 3.x alike.
 """
 import atexit
 import threading
+from urllib.parse import unquote, urlparse
 
 _BARRIER_TIMER = "Barrier task timer for barrier() calls."
 _cleanup_registered = set()  # ids of the gateways whose timers are ended at exit
@@ -212,3 +213,42 @@ def recomputes_in_order(df):
     (select, filter, union, sample) with deterministic expressions; no shuffle (a join,
     groupBy, repartition, orderBy), no random values, no JDBC source."""
     return _in_order(df._jdf.queryExecution().optimizedPlan())  # pylint: disable=protected-access
+
+
+def _output_names(plan):
+    output = plan.output()
+    return [output.apply(i).name() for i in range(output.size())]
+
+
+def parquet_scan(df):
+    """(column names, local paths) when `df` is a plain read of Parquet files on a local or
+    shared file system: its optimised plan is a scan of Parquet files without partition columns,
+    under at most a projection of its columns as they are (no filter, no computed column, no
+    shuffle), and every file is a file: URI. The names are the files' own, in `df`'s order.
+    Otherwise (None, why not)."""
+    plan = df._jdf.queryExecution().optimizedPlan()  # pylint: disable=protected-access
+    names = _output_names(plan)
+    if plan.nodeName() == "Project":
+        projections = plan.projectList()
+        for i in range(projections.size()):
+            if projections.apply(i).getClass().getSimpleName() != "AttributeReference":
+                return None, "a computed column"
+        plan = plan.child()
+    if plan.nodeName() != "LogicalRelation":
+        return None, "the plan has a %s" % plan.nodeName()
+    relation = plan.relation()
+    if relation.getClass().getSimpleName() != "HadoopFsRelation":
+        return None, "not a file source"
+    if relation.fileFormat().getClass().getSimpleName() != "ParquetFileFormat":
+        return None, "not Parquet"
+    if relation.partitionSchema().size() > 0:
+        return None, "a partitioned table"
+    paths = []
+    for uri in df._jdf.inputFiles():  # pylint: disable=protected-access  # PySpark 3.1+ has it
+        parsed = urlparse(uri)
+        if parsed.scheme != "file":
+            return None, "files on %s:" % parsed.scheme
+        paths.append(unquote(parsed.path))
+    if not paths:
+        return None, "no files"
+    return names, sorted(paths)

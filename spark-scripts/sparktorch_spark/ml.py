@@ -58,7 +58,7 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
                  lrSchedule=None, lrScaling="none", clipGradNorm=None,
                  clipGradValue=None, seed=0,
                  inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
-                 timeout=600.0, retries=1, onBadRow="fail"):
+                 timeout=600.0, retries=1, onBadRow="fail", readParquet=True):
         super().__init__()
         set_defaults(self, self.NAMES)
         self.setParams(**self._input_kwargs)
@@ -72,7 +72,7 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
                   lrSchedule=None, lrScaling="none", clipGradNorm=None,
                   clipGradValue=None, seed=0,
                   inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
-                  timeout=600.0, retries=1, onBadRow="fail"):
+                  timeout=600.0, retries=1, onBadRow="fail", readParquet=True):
         """Sets the Params given by keyword; returns this stage."""
         return self._set(**given(self._input_kwargs))
 
@@ -153,6 +153,9 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
 
     def setRetries(self, value):
         return self._set(retries=value)
+
+    def setReadParquet(self, value):
+        return self._set(readParquet=value)
 
     def _fit(self, dataset):
         options = TrainOptions(**self.param_values())

@@ -139,6 +139,7 @@ class TrainingParams(PredictionParams, HasLabelCol):
     driverBinary = _param("driverBinary")
     timeout = _param("timeout")
     retries = _param("retries")
+    readParquet = _param("readParquet")
 
     def getLabelCol(self):
         return self.getOrDefault(self.labelCol)
@@ -217,3 +218,6 @@ class TrainingParams(PredictionParams, HasLabelCol):
 
     def getRetries(self):
         return self.getOrDefault(self.retries)
+
+    def getReadParquet(self):
+        return self.getOrDefault(self.readParquet)

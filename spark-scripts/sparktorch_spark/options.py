@@ -63,6 +63,10 @@ TRAIN_OPTIONS = {
     "timeout": (600.0, float, "seconds for every task to reach the driver's serve"),
     "retries": (1, int, "times a job whose task was lost is run again, with a new job id"),
     "onBadRow": ("fail", str, "fail on the first bad row, or skip (and count) bad rows"),
+    "readParquet": (True, bool, "when the DataFrame is a plain read of Parquet files on a local "
+                    "or shared file system (file:), the tasks' binaries read the files "
+                    "themselves, each its share of the rows; False: the rows always go through "
+                    "Spark"),
 }
 
 
@@ -158,6 +162,18 @@ def model_flags(options, model_path, config_path):
         args += ["--lr-schedule", options.lrSchedule]
     if options.inputShape:
         args += ["--input-shape", options.inputShape]
+    return args
+
+
+def parquet_row_flags(paths, features, label, on_bad_row="fail"):
+    """Row flags for tasks that read Parquet files themselves (`--format parquet`): the files
+    `paths`, the feature columns `features` (joined in order), the `label` column (None: no
+    label, an autoencoder). With --rank-from-stdin each task reads its share of the rows."""
+    args = ["--format", "parquet", "--on-bad-row", on_bad_row,
+            "--features-field", ",".join(features)]
+    args += ["--label-field", label] if label else ["--no-label"]
+    for path in paths:
+        args += ["--input", path]
     return args
 
 

@@ -344,6 +344,14 @@ def _kinds(df, names):
     return [(name, _kind(types[name])) for name in names]
 
 
+def _parquet_files(df, features, label):
+    """(column names: the features' then the label's, paths) when the tasks can read `df`'s
+    rows from its Parquet files themselves (jvm.parquet_scan), else None."""
+    needed = list(features) + ([label[0]] if label else [])
+    names, paths = jvm.parquet_scan(df.select(*needed))
+    return None if names is None else (names, paths)
+
+
 def _check_binary_here(sc, binary):
     """With a local master the tasks run on this machine: a missing binary is found before any
     Spark work. Raises BinaryMissing."""
@@ -360,14 +368,28 @@ def train(df, options, log=None):
     sc = _session(df).sparkContext
     features = feature_columns(df, options.inputCol, options.inputCols, (options.labelCol,))
     label = label_column(df, options.labelCol)
-    encoder = features_encoder(_session(df), [options.driverBinary, options.binary], log=log)
-    data = df.selectExpr(text_rows.row_text(label, _kinds(df, features), encoder) + " AS t")
     barrier = options.useBarrier
-    current = data._jdf.rdd().getNumPartitions()  # pylint: disable=protected-access
-    n = plan_partitions(sc, current, options.partitions, barrier, log=log)
-    if n != current:
-        data = data.repartition(n)
-    staged = data.selectExpr(text_rows.with_partition_prefix("t"))
+    files = _parquet_files(df, features, label) if options.readParquet else None
+    row_args = None
+    if files is not None:
+        # The tasks read the files themselves: each gets only its rank (a partition of one row).
+        names, paths = files
+        n = plan_partitions(sc, df._jdf.rdd().getNumPartitions(), options.partitions, barrier,  # noqa pylint: disable=protected-access
+                            log=log)
+        row_args = opts.parquet_row_flags(paths, names[:len(features)],
+                                          names[-1] if label else None, options.onBadRow)
+        staged = _session(df).range(0, n, 1, n).selectExpr(
+            "concat(CAST(id AS STRING), '\\t') AS t")
+        log.write("sparktorch: the %d tasks read their rows from the %d Parquet file%s "
+                  "themselves (readParquet)\n" % (n, len(paths), "" if len(paths) == 1 else "s"))
+    else:
+        encoder = features_encoder(_session(df), [options.driverBinary, options.binary], log=log)
+        data = df.selectExpr(text_rows.row_text(label, _kinds(df, features), encoder) + " AS t")
+        current = data._jdf.rdd().getNumPartitions()  # pylint: disable=protected-access
+        n = plan_partitions(sc, current, options.partitions, barrier, log=log)
+        if n != current:
+            data = data.repartition(n)
+        staged = data.selectExpr(text_rows.with_partition_prefix("t"))
     if options.threads is None:
         options = opts.TrainOptions(**dict(options.as_dict(),
                                            threads=int(sc.getConf().get("spark.task.cpus", "1"))))
@@ -390,7 +412,8 @@ def train(df, options, log=None):
                           has_label=label is not None, host=driver_host(sc),
                           listen=listen_host(sc.getConf().get("spark.driver.bindAddress", None),
                                              driver_host(sc)),
-                          executor_hosts=lambda: jvm.executor_hosts(sc), log=log)
+                          executor_hosts=lambda: jvm.executor_hosts(sc), log=log,
+                          row_args=row_args)
     result.features = features  # what transform must give the model, in this order
     return result
 

@@ -9,6 +9,7 @@
 # Usage: tests/bench/spark_bench.sh [BUILD_DIR]   (default build)
 #   SPARK_HOME  a Spark 2.4.4 or later (default: ../shared/spark's, installed by its install.sh)
 #   MASTER      default local[2]          PARTS  12 (default), 1 or 2
+#   FIT_ARGS    more spark_fit_bench.py arguments, e.g. "--fits 3 --read-parquet false"
 # Writes the data once into out/spark (examples/spark_fashion_mnist.py prepare). Reports
 # numbers; fails on nothing but errors.
 set -euo pipefail
@@ -35,7 +36,8 @@ trap 'rm -f "$log"' EXIT
 if [[ ${PARTS:-12} == *1* ]]; then
   step "spark_fit_bench.py on $master"
   submit tests/bench/spark_fit_bench.py --train out/spark/fashion_train.parquet \
-    --test out/spark/fashion_test.parquet --binary "$BUILD/sparktorch" --stderr "$log" 2>"$log"
+    --test out/spark/fashion_test.parquet --binary "$BUILD/sparktorch" --stderr "$log" \
+    ${FIT_ARGS:-} 2>"$log"
 fi
 if [[ ${PARTS:-12} == *2* && -f tests/bench/spark_rows_bench.py ]]; then
   step "spark_rows_bench.py on $master"

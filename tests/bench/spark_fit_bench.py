@@ -87,6 +87,9 @@ def main():
     parser.add_argument("--mode", default="sync")
     parser.add_argument("--fits", type=int, default=1, help="fits in this one session (the "
                         "first pays for the JVM's warm-up)")
+    parser.add_argument("--read-parquet", choices=("true", "false"), default="true",
+                        help="readParquet: the tasks read the Parquet files themselves (true), "
+                        "or the rows come through Spark (false)")
     parser.add_argument("--stderr", help="the file this process's stderr goes to (for the "
                         "ranks' lines; spark_bench.sh sets it)")
     args = parser.parse_args()
@@ -98,7 +101,8 @@ def main():
     options = TrainOptions(torchObj=os.path.join(REPO, "examples", "fashion_mnist_mlp.json"),
                            labelCol="label", iters=args.epochs, partitions=args.partitions,
                            mode=args.mode, binary=os.path.abspath(args.binary),
-                           driverBinary=os.path.abspath(args.binary))
+                           driverBinary=os.path.abspath(args.binary),
+                           readParquet=args.read_parquet == "true")
     for fit in range(1, args.fits + 1):
         log = Stamped(sys.stderr)
         started = time.time()
@@ -106,9 +110,9 @@ def main():
         returned = time.time()
         lines = log.lines + (stamped_stderr(args.stderr) if args.stderr else [])
         print_phases(lines, started, returned)
-        print("  fit %d of %d on %s: %d rows, %d %s tasks, %d epochs, %d attempt(s)"
+        print("  fit %d of %d on %s: %d rows, %d %s tasks, %d epochs, %d attempt(s), readParquet=%s"
               % (fit, args.fits, master, getattr(result, "rows", -1),  # -1: before 9da8025
-                 args.partitions, args.mode, args.epochs, result.attempts))
+                 args.partitions, args.mode, args.epochs, result.attempts, args.read_parquet))
         summaries = getattr(result, "summaries", None) or []
         if summaries:
             print("  the slowest rank: %s" % ", ".join(

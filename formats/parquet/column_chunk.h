@@ -1,0 +1,50 @@
+#ifndef SPARKTORCH_FORMATS_PARQUET_COLUMN_CHUNK_H_
+#define SPARKTORCH_FORMATS_PARQUET_COLUMN_CHUNK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "formats/parquet/metadata.h"
+
+namespace sparktorch {
+namespace parquet {
+
+// What a reader keeps of a leaf's values: numbers (as float32, the precision sparktorch
+// trains in), exact 32-bit integers (a vector's sizes and indices), or text (strings, and
+// integers written in decimal, for row ids).
+enum class ValueKind { kNumber, kInteger, kText };
+
+// One column chunk of a leaf, decoded: a definition and a repetition level per entry (Dremel's
+// encoding of nulls and lists; see the Parquet specification) and the values of the entries
+// whose definition level is the leaf's maximum.
+struct ColumnValues {
+  std::vector<uint8_t> def;  // empty when the leaf's max_def is 0: every entry has a value
+  std::vector<uint8_t> rep;  // empty when the leaf's max_rep is 0: one entry per row
+  std::vector<float> numbers;      // ValueKind::kNumber
+  std::vector<int32_t> integers;   // ValueKind::kInteger
+  std::vector<std::string> texts;  // ValueKind::kText
+  int64_t entries = 0;
+};
+
+// How to decode one leaf's chunk.
+struct LeafLayout {
+  PhysicalType type = PhysicalType::kDouble;
+  int max_def = 0;  // at most 255 and max_rep likewise (sparktorch's bound; real files: < 10)
+  int max_rep = 0;
+  ValueKind kind = ValueKind::kNumber;
+};
+
+// Decodes the column chunk `meta` whose bytes (its pages, from its first page header) are the
+// `size` bytes at `chunk`, into *out (replacing what it held). Reads PLAIN, PLAIN_DICTIONARY
+// and RLE_DICTIONARY values in DATA_PAGE and DATA_PAGE_V2 pages, compressed as
+// CodecSupported allows. Throws InputError, without a file name (the caller adds it), for what
+// it cannot read: another encoding, an INT96 or fixed-length value, corrupt pages.
+void DecodeColumnChunk(const uint8_t* chunk, size_t size, const ColumnChunk& meta,
+                       const LeafLayout& layout, ColumnValues* out);
+
+}  // namespace parquet
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_FORMATS_PARQUET_COLUMN_CHUNK_H_

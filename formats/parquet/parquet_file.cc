@@ -1,0 +1,161 @@
+#include "formats/parquet/parquet_file.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "formats/error.h"
+#include "formats/parquet/decompress.h"
+
+namespace sparktorch {
+namespace parquet {
+namespace {
+
+constexpr char kMagic[4] = {'P', 'A', 'R', '1'};
+// A footer larger than this is not a footer but a corrupt length.
+constexpr int64_t kMaxFooterBytes = int64_t{1} << 30;
+// Levels are kept as bytes.
+constexpr int kMaxLevel = 255;
+
+void ReadAt(int fd, const std::string& path, int64_t offset, size_t size, uint8_t* out) {
+  size_t done = 0;
+  while (done < size) {
+    ssize_t got = pread(fd, out + done, size - done, static_cast<off_t>(offset + done));
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) throw InputError(path + ": cannot read: " + std::strerror(errno));
+    if (got == 0) throw InputError(path + ": truncated Parquet file");
+    done += static_cast<size_t>(got);
+  }
+}
+
+}  // namespace
+
+ParquetFile::ParquetFile(const std::string& path) : path_(path) {
+  fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw InputError(path + ": cannot open: " + std::strerror(errno));
+  try {
+    struct stat st;
+    if (fstat(fd_, &st) != 0) throw InputError(path + ": cannot stat: " + std::strerror(errno));
+    size_ = st.st_size;
+    uint8_t head[4] = {}, tail[8] = {};
+    if (size_ < 12) throw InputError(path + ": not a Parquet file (" + std::to_string(size_) + " bytes)");
+    ReadAt(fd_, path, 0, 4, head);
+    ReadAt(fd_, path, size_ - 8, 8, tail);
+    if (std::memcmp(head, kMagic, 4) != 0 || std::memcmp(tail + 4, kMagic, 4) != 0) {
+      throw InputError(path + ": not a Parquet file (no PAR1 at its start and end)");
+    }
+    uint32_t footer_size;
+    std::memcpy(&footer_size, tail, 4);
+    if (footer_size > size_ - 12 || footer_size > kMaxFooterBytes) {
+      throw InputError(path + ": corrupt Parquet footer length " + std::to_string(footer_size));
+    }
+    std::vector<uint8_t> footer(footer_size);
+    ReadAt(fd_, path, size_ - 8 - footer_size, footer_size, footer.data());
+    try {
+      metadata_ = ParseFileMetaData(footer.data(), footer.size());
+    } catch (const InputError& e) {
+      throw InputError(path + ": corrupt Parquet footer: " + e.what());
+    }
+    BuildLeaves();
+  } catch (...) {
+    close(fd_);
+    throw;
+  }
+}
+
+ParquetFile::~ParquetFile() { close(fd_); }
+
+void ParquetFile::BuildLeaves() {
+  const std::vector<SchemaElement>& schema = metadata_.schema;
+  if (schema.empty()) throw InputError(path_ + ": a Parquet file without a schema");
+  // Walks the depth-first list with a stack of the open groups' remaining children.
+  struct Open {
+    size_t element;
+    int32_t children_left;
+  };
+  std::vector<Open> stack{{0, schema[0].num_children}};
+  std::vector<size_t> path_elements;
+  for (size_t i = 1; i < schema.size(); ++i) {
+    while (!stack.empty() && stack.back().children_left == 0) {
+      stack.pop_back();
+      if (!path_elements.empty()) path_elements.pop_back();
+    }
+    if (stack.empty()) throw InputError(path_ + ": corrupt Parquet schema (too many elements)");
+    --stack.back().children_left;
+    const SchemaElement& e = schema[i];
+    if (stack.size() == 1) fields_.push_back(Field{e.name, {}});
+    path_elements.push_back(i);
+    if (e.num_children > 0) {
+      stack.push_back({i, e.num_children});
+      continue;
+    }
+    if (!e.type) throw InputError(path_ + ": corrupt Parquet schema (" + e.name + " has no type)");
+    Leaf leaf;
+    leaf.field = fields_.size() - 1;
+    leaf.type = *e.type;
+    for (size_t k : path_elements) {
+      const SchemaElement& node = schema[k];
+      if (!leaf.path.empty()) leaf.path += '.';
+      leaf.path += node.name;
+      if (node.repetition != Repetition::kRequired) ++leaf.max_def;
+      if (node.repetition == Repetition::kRepeated) ++leaf.max_rep;
+      leaf.node_def.push_back(leaf.max_def);
+      leaf.node_repetition.push_back(node.repetition);
+    }
+    if (leaf.max_def > kMaxLevel || leaf.max_rep > kMaxLevel) {
+      throw InputError(path_ + ": column " + leaf.path + " is nested too deep");
+    }
+    fields_.back().leaves.push_back(leaves_.size());
+    leaves_.push_back(std::move(leaf));
+    path_elements.pop_back();
+  }
+  for (const RowGroup& group : metadata_.row_groups) {
+    if (group.columns.size() != leaves_.size()) {
+      throw InputError(path_ + ": corrupt Parquet footer (a row group has " +
+                       std::to_string(group.columns.size()) + " columns, the schema " +
+                       std::to_string(leaves_.size()) + ")");
+    }
+  }
+}
+
+int ParquetFile::FindField(const std::string& name) const {
+  for (size_t i = 0; i < fields_.size(); ++i) {
+    if (fields_[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+void ParquetFile::ReadColumn(size_t row_group, size_t leaf, ValueKind kind, ColumnValues* out) {
+  const ColumnChunk& meta = metadata_.row_groups.at(row_group).columns.at(leaf);
+  const Leaf& l = leaves_.at(leaf);
+  const std::string where = path_ + ": row group " + std::to_string(row_group + 1) + ", column " +
+                            l.path + ": ";
+  int64_t start = meta.data_page_offset;
+  if (meta.dictionary_page_offset && *meta.dictionary_page_offset > 0 &&
+      *meta.dictionary_page_offset < start) {
+    start = *meta.dictionary_page_offset;
+  }
+  if (start < 4 || meta.total_compressed_size < 0 ||
+      meta.total_compressed_size > size_ - 8 - start) {
+    throw InputError(where + "corrupt column chunk offsets");
+  }
+  if (!CodecSupported(meta.codec)) {
+    throw InputError(where + "compressed with " + CodecName(meta.codec) +
+                     ", which sparktorch does not read (it reads SNAPPY, GZIP and UNCOMPRESSED: "
+                     "Spark's spark.sql.parquet.compression.codec)");
+  }
+  chunk_.resize(static_cast<size_t>(meta.total_compressed_size));
+  ReadAt(fd_, path_, start, chunk_.size(), chunk_.data());
+  LeafLayout layout{l.type, l.max_def, l.max_rep, kind};
+  try {
+    DecodeColumnChunk(chunk_.data(), chunk_.size(), meta, layout, out);
+  } catch (const InputError& e) {
+    throw InputError(where + e.what());
+  }
+}
+
+}  // namespace parquet
+}  // namespace sparktorch

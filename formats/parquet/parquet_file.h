@@ -1,0 +1,71 @@
+#ifndef SPARKTORCH_FORMATS_PARQUET_PARQUET_FILE_H_
+#define SPARKTORCH_FORMATS_PARQUET_PARQUET_FILE_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "formats/parquet/column_chunk.h"
+#include "formats/parquet/metadata.h"
+
+namespace sparktorch {
+namespace parquet {
+
+// A leaf of a file's schema: a column as its chunks store it.
+struct Leaf {
+  std::string path;  // the names from the top-level field down, joined by '.'
+  size_t field = 0;  // the index of its top-level field in ParquetFile::fields()
+  PhysicalType type = PhysicalType::kDouble;
+  int max_def = 0;
+  int max_rep = 0;
+  // The definition level at which each node on the path, the top-level field first, is
+  // present (is not null; a repeated node: has at least one element).
+  std::vector<int> node_def;
+  std::vector<Repetition> node_repetition;
+};
+
+// A top-level field (a column of the DataFrame that wrote the file) and its leaves.
+struct Field {
+  std::string name;
+  std::vector<size_t> leaves;  // indices into ParquetFile::leaves(), in schema order
+};
+
+// One Apache Parquet file, opened for reading column chunks. Reads the footer when opened and a
+// chunk's bytes when asked (pread: the file is never read whole). Not thread-safe.
+class ParquetFile {
+ public:
+  // Opens `path` and reads its footer. Throws InputError naming the path when it cannot be
+  // opened or is not a Parquet file this reader understands.
+  explicit ParquetFile(const std::string& path);
+  ~ParquetFile();
+  ParquetFile(const ParquetFile&) = delete;
+  ParquetFile& operator=(const ParquetFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  const FileMetaData& metadata() const { return metadata_; }
+  int64_t num_rows() const { return metadata_.num_rows; }
+  const std::vector<Field>& fields() const { return fields_; }
+  const std::vector<Leaf>& leaves() const { return leaves_; }
+  // The index of the top-level field `name` in fields(), or -1.
+  int FindField(const std::string& name) const;
+
+  // Decodes leaf `leaf`'s chunk in row group `row_group` into *out as `kind`. Throws
+  // InputError naming the file, the row group and the column.
+  void ReadColumn(size_t row_group, size_t leaf, ValueKind kind, ColumnValues* out);
+
+ private:
+  void BuildLeaves();
+
+  std::string path_;
+  int fd_ = -1;
+  int64_t size_ = 0;
+  FileMetaData metadata_;
+  std::vector<Field> fields_;
+  std::vector<Leaf> leaves_;
+  std::vector<uint8_t> chunk_;  // the last chunk's bytes, reused
+};
+
+}  // namespace parquet
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_FORMATS_PARQUET_PARQUET_FILE_H_

@@ -1,0 +1,354 @@
+#include "formats/parquet/parquet_rows.h"
+
+#include <cmath>
+#include <string_view>
+
+#include "formats/error.h"
+
+namespace sparktorch {
+namespace parquet {
+namespace {
+
+// A Spark ML vector's size is an int; more features than this is a corrupt size.
+constexpr int64_t kMaxVectorSize = int64_t{1} << 28;
+
+std::string Features(int64_t n) { return n == 1 ? "1 feature" : std::to_string(n) + " features"; }
+
+bool IsNumeric(PhysicalType type) {
+  return type == PhysicalType::kInt32 || type == PhysicalType::kInt64 ||
+         type == PhysicalType::kFloat || type == PhysicalType::kDouble ||
+         type == PhysicalType::kBoolean;
+}
+
+std::vector<std::string> SplitNames(const std::string& names) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (;;) {
+    size_t comma = names.find(',', start);
+    std::string name = names.substr(start, comma == std::string::npos ? comma : comma - start);
+    if (!name.empty()) out.push_back(name);
+    if (comma == std::string::npos) return out;
+    start = comma + 1;
+  }
+}
+
+// A leaf column being read row by row, and what it gave for the current row.
+struct Cursor {
+  size_t leaf = 0;
+  ValueKind kind = ValueKind::kNumber;
+  int max_def = 0;
+  int max_rep = 0;
+  int element_def = 0;  // the definition level of an element (present or null) of its list
+  ColumnValues values;
+  size_t level = 0;
+  size_t value = 0;
+  // The current row's: its first entry's definition level, whether a list held a null, its
+  // values (kNumber, kInteger) or text (kText).
+  int def = 0;
+  bool null_element = false;
+  std::vector<float> numbers;
+  std::vector<int32_t> integers;
+  std::string text;
+
+  int DefAt(size_t i) const { return values.def.empty() ? max_def : values.def[i]; }
+
+  // Moves past one row's entries, keeping its values when `keep`.
+  void Take(bool keep) {
+    null_element = false;
+    const size_t entries = static_cast<size_t>(values.entries);
+    if (level >= entries) throw InputError("a column with fewer values than its row group's rows");
+    def = DefAt(level);
+    // A row's present values are consecutive in the chunk's values: count them, then copy.
+    size_t present = 0;
+    do {
+      int d = DefAt(level);
+      if (d == max_def) {
+        ++present;
+      } else if (max_rep > 0 && d >= element_def) {
+        null_element = true;
+      }
+      ++level;
+    } while (max_rep > 0 && level < entries && values.rep[level] != 0);
+    if (keep) {
+      if (kind == ValueKind::kNumber) {
+        const float* from = values.numbers.data() + value;
+        numbers.assign(from, from + present);
+      } else if (kind == ValueKind::kInteger) {
+        const int32_t* from = values.integers.data() + value;
+        integers.assign(from, from + present);
+      } else {
+        text = present > 0 ? values.texts[value] : std::string();
+      }
+    }
+    value += present;
+  }
+};
+
+enum class Shape { kNumber, kArray, kVector, kText };
+
+}  // namespace
+
+struct SelectedColumn {
+  std::string name;
+  Shape shape = Shape::kNumber;
+  // kVector: type, size, indices, values; the others: one leaf.
+  std::vector<Cursor> leaves;
+  int present_def = 0;  // the definition level at which the column's value is not null
+};
+
+namespace {
+
+const char* Describe(PhysicalType type) {
+  switch (type) {
+    case PhysicalType::kByteArray: return "strings or bytes";
+    case PhysicalType::kInt96: return "INT96 timestamps";
+    case PhysicalType::kFixedLenByteArray: return "fixed-length bytes (decimals?)";
+    default: return "numbers";
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<SelectedColumn> ParquetRowReader::Select(const std::string& name,
+                                                                   const char* role) {
+  int index = file_.FindField(name);
+  if (index < 0) {
+    std::string columns;
+    for (const Field& f : file_.fields()) columns += (columns.empty() ? "" : ", ") + f.name;
+    throw InputError(file_.path() + ": no column " + name + " (" + role + "); the columns are " +
+                     columns);
+  }
+  const Field& field = file_.fields()[static_cast<size_t>(index)];
+  auto column = std::make_unique<SelectedColumn>();
+  column->name = name;
+  auto cursor = [&](size_t leaf, ValueKind kind) {
+    const Leaf& l = file_.leaves()[leaf];
+    Cursor c;
+    c.leaf = leaf;
+    c.kind = kind;
+    c.max_def = l.max_def;
+    c.max_rep = l.max_rep;
+    for (size_t k = 0; k < l.node_def.size(); ++k) {
+      if (l.node_repetition[k] == Repetition::kRepeated) c.element_def = l.node_def[k];
+    }
+    return c;
+  };
+  const bool is_id = std::string_view(role) == "--id-field";
+  if (field.leaves.size() == 1) {
+    const Leaf& l = file_.leaves()[field.leaves[0]];
+    column->present_def = l.node_def[0];
+    if (is_id && l.max_rep == 0 && l.node_def.size() == 1 &&
+        (l.type == PhysicalType::kByteArray || l.type == PhysicalType::kInt32 ||
+         l.type == PhysicalType::kInt64)) {
+      column->shape = Shape::kText;
+      column->leaves.push_back(cursor(field.leaves[0], ValueKind::kText));
+      return column;
+    }
+    if (!is_id && IsNumeric(l.type) && l.max_rep == 0 && l.node_def.size() == 1) {
+      column->shape = Shape::kNumber;
+      column->leaves.push_back(cursor(field.leaves[0], ValueKind::kNumber));
+      return column;
+    }
+    if (!is_id && IsNumeric(l.type) && l.max_rep == 1) {
+      column->shape = Shape::kArray;
+      column->leaves.push_back(cursor(field.leaves[0], ValueKind::kNumber));
+      return column;
+    }
+    if (is_id) {
+      throw InputError(file_.path() + ": column " + name + " (--id-field) holds " +
+                       (l.max_rep > 0 ? "lists" : Describe(l.type)) +
+                       ", not strings or integers");
+    }
+    throw InputError(file_.path() + ": column " + name + " (" + role + ") holds " +
+                     (l.max_rep > 1 ? "nested lists" : Describe(l.type)) +
+                     ", not numbers, an array of numbers or a Spark ML vector");
+  }
+  // A Spark ML vector (VectorUDT's sqlType): struct<type: tinyint, size: int,
+  // indices: array<int>, values: array<double>>.
+  static const char* const kParts[] = {"type", "size", "indices", "values"};
+  std::vector<size_t> parts(4, SIZE_MAX);
+  for (size_t leaf : field.leaves) {
+    const std::string& path = file_.leaves()[leaf].path;
+    for (size_t k = 0; k < 4; ++k) {
+      std::string prefix = name + "." + kParts[k];
+      if (path == prefix || path.rfind(prefix + ".", 0) == 0) parts[k] = leaf;
+    }
+  }
+  bool vector = !is_id && field.leaves.size() == 4;
+  for (size_t k = 0; vector && k < 4; ++k) {
+    if (parts[k] == SIZE_MAX) {
+      vector = false;
+      break;
+    }
+    const Leaf& l = file_.leaves()[parts[k]];
+    vector = l.type == (k == 3 ? PhysicalType::kDouble : PhysicalType::kInt32) &&
+             l.max_rep == (k < 2 ? 0 : 1);
+  }
+  if (!vector) {
+    throw InputError(file_.path() + ": column " + name + " (" + role +
+                     ") is a struct but not a Spark ML vector (type, size, indices, values)");
+  }
+  column->shape = Shape::kVector;
+  column->present_def = file_.leaves()[parts[0]].node_def[0];
+  for (size_t k = 0; k < 4; ++k) {
+    column->leaves.push_back(cursor(parts[k], k == 3 ? ValueKind::kNumber : ValueKind::kInteger));
+  }
+  return column;
+}
+
+ParquetRowReader::ParquetRowReader(const std::string& path, const RowFormat& format,
+                                   int64_t num_features, int64_t first_row, int64_t end_row)
+    : file_(path), format_(format), num_features_(num_features), end_row_(end_row) {
+  std::vector<std::string> names = SplitNames(format.features_field);
+  if (names.empty()) throw UsageError("--features-field names no column");
+  for (const std::string& name : names) features_.push_back(Select(name, "--features-field"));
+  for (const auto& f : features_) {
+    if (f->shape == Shape::kText) throw InputError(path + ": column " + f->name + " is not numbers");
+  }
+  if (format.label != LabelPresence::kNone &&
+      (format.label == LabelPresence::kRequired || file_.FindField(format.label_field) >= 0)) {
+    label_ = Select(format.label_field, "--label-field");
+  }
+  if (!format.id_field.empty()) id_ = Select(format.id_field, "--id-field");
+  row_ = std::max<int64_t>(first_row, 0) - 1;
+}
+
+ParquetRowReader::~ParquetRowReader() = default;
+
+void ParquetRowReader::LoadRowGroup(size_t group) {
+  auto load = [&](SelectedColumn& column) {
+    for (Cursor& c : column.leaves) {
+      file_.ReadColumn(group, c.leaf, c.kind, &c.values);
+      c.level = 0;
+      c.value = 0;
+    }
+  };
+  for (auto& f : features_) load(*f);
+  if (label_) load(*label_);
+  if (id_) load(*id_);
+  group_ = group;
+  loaded_ = true;
+}
+
+void ParquetRowReader::TakeRow(bool keep) {
+  auto take = [&](SelectedColumn& column) {
+    for (Cursor& c : column.leaves) c.Take(keep);
+  };
+  for (auto& f : features_) take(*f);
+  if (label_) take(*label_);
+  if (id_) take(*id_);
+}
+
+namespace {
+
+[[noreturn]] void Null(const std::string& name) {
+  throw RowError("column " + name + " is null", 0);
+}
+
+// Appends the values of `column`'s current row to *out; throws RowError for a null or a
+// malformed vector.
+void AppendValues(const SelectedColumn& column, std::vector<float>* out) {
+  const std::vector<Cursor>& leaves = column.leaves;
+  if (leaves[0].def < column.present_def) Null(column.name);
+  switch (column.shape) {
+    case Shape::kNumber:
+      out->push_back(leaves[0].numbers[0]);
+      return;
+    case Shape::kArray:
+      if (leaves[0].null_element) throw RowError("column " + column.name + " holds a null", 0);
+      out->insert(out->end(), leaves[0].numbers.begin(), leaves[0].numbers.end());
+      return;
+    case Shape::kText:
+      return;
+    case Shape::kVector:
+      break;
+  }
+  const Cursor& type = leaves[0];
+  const Cursor& size = leaves[1];
+  const Cursor& indices = leaves[2];
+  const Cursor& values = leaves[3];
+  if (type.integers.empty() || values.null_element || indices.null_element) {
+    throw RowError("column " + column.name + " is not a valid Spark ML vector", 0);
+  }
+  if (type.integers[0] == 1) {  // dense
+    out->insert(out->end(), values.numbers.begin(), values.numbers.end());
+    return;
+  }
+  if (size.integers.empty() || size.integers[0] < 0 || size.integers[0] > kMaxVectorSize ||
+      indices.integers.size() != values.numbers.size()) {
+    throw RowError("column " + column.name + " is not a valid sparse Spark ML vector", 0);
+  }
+  const size_t at = out->size();
+  out->resize(at + static_cast<size_t>(size.integers[0]), 0.0f);
+  int64_t previous = -1;
+  for (size_t k = 0; k < indices.integers.size(); ++k) {
+    int64_t i = indices.integers[k];
+    if (i <= previous || i >= size.integers[0]) {
+      throw RowError("column " + column.name + ": sparse vector index " + std::to_string(i) +
+                         (i <= previous ? " not ascending" : " out of range for size " +
+                                                                  std::to_string(size.integers[0])),
+                     0);
+    }
+    (*out)[at + static_cast<size_t>(i)] = values.numbers[k];
+    previous = i;
+  }
+}
+
+void CheckFinite(const std::vector<float>& values, const char* what) {
+  for (float v : values) {
+    if (!std::isfinite(v)) {
+      throw RowError(std::string("expected finite ") + what + ", got " +
+                         (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf") +
+                         " (--allow-nan accepts it)",
+                     0);
+    }
+  }
+}
+
+}  // namespace
+
+bool ParquetRowReader::Next(Row* row) {
+  const std::vector<RowGroup>& groups = file_.metadata().row_groups;
+  const int64_t next = row_ + 1;
+  if (next >= end_row_ || next >= file_.num_rows()) return false;
+  while (!loaded_ || next >= group_end_) {
+    // The group holding row `next`, and the rows before it there to pass over.
+    size_t group = loaded_ ? group_ + 1 : 0;
+    int64_t start = loaded_ ? group_end_ : 0;
+    while (group < groups.size() && start + groups[group].num_rows <= next) {
+      start += groups[group].num_rows;
+      ++group;
+    }
+    if (group >= groups.size()) throw InputError(file_.path() + ": fewer rows than its footer says");
+    LoadRowGroup(group);
+    group_end_ = start + groups[group].num_rows;
+    for (int64_t skip = start; skip < next; ++skip) TakeRow(false);
+  }
+  TakeRow(true);
+  row_ = next;
+  row->Clear();
+  for (auto& f : features_) AppendValues(*f, &row->features);
+  const int64_t n = static_cast<int64_t>(row->features.size());
+  if (num_features_ > 0 && n != num_features_) {
+    throw RowError("expected " + Features(num_features_) + ", got " + std::to_string(n), 0);
+  }
+  if (n == 0) throw RowError("expected at least 1 feature, got 0", 0);
+  if (!format_.allow_nan) CheckFinite(row->features, "features");
+  if (label_) {
+    if (label_->leaves[0].def >= label_->present_def) {
+      AppendValues(*label_, &row->label);
+      if (!format_.allow_nan) CheckFinite(row->label, "label");
+    } else if (format_.label == LabelPresence::kRequired) {
+      Null(label_->name);
+    }
+  }
+  if (id_) {
+    if (id_->leaves[0].def < id_->present_def) Null(id_->name);
+    row->id = id_->leaves[0].text;
+  }
+  if (num_features_ == 0) num_features_ = n;
+  return true;
+}
+
+}  // namespace parquet
+}  // namespace sparktorch

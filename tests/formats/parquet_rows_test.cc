@@ -1,0 +1,274 @@
+#include "formats/parquet/parquet_rows.h"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "formats/error.h"
+#include "formats/parquet/parquet_file.h"
+#include "formats/parquet/snappy.h"
+
+namespace sparktorch {
+namespace parquet {
+namespace {
+
+using nlohmann::json;
+
+// Fixtures written by Spark 2.4.4 (tests/formats/data/parquet/README.md).
+std::string Fixture(const std::string& name) {
+  return std::string(SPARKTORCH_TEST_DATA) + "/parquet/" + name;
+}
+
+std::vector<json> Expected(const std::string& name) {
+  std::ifstream in(Fixture(name + ".expected.jsonl"));
+  std::vector<json> rows;
+  for (std::string line; std::getline(in, line);) rows.push_back(json::parse(line));
+  return rows;
+}
+
+// A cell of the expected rows as the float32 values a Row holds.
+std::vector<float> Values(const json& cell) {
+  const json& values = cell.is_object() ? cell.at("dense") : cell;
+  std::vector<float> out;
+  if (values.is_array()) {
+    for (const json& v : values) out.push_back(v.get<float>());
+  } else {
+    out.push_back(values.get<float>());
+  }
+  return out;
+}
+
+RowFormat Format(const std::string& features, const std::string& label = "label",
+                 const std::string& id = "") {
+  RowFormat f;
+  f.kind = RowFormatKind::kParquet;
+  f.features_field = features;
+  f.label_field = label;
+  f.id_field = id;
+  return f;
+}
+
+std::vector<Row> ReadAll(ParquetRowReader& reader) {
+  std::vector<Row> rows;
+  Row row;
+  while (reader.Next(&row)) rows.push_back(row);
+  return rows;
+}
+
+// The message of the InputError that `f` throws; "" when it throws none.
+template <typename F>
+std::string InputErrorOf(F f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+void ExpectVectorRows(const std::string& name) {
+  ParquetRowReader reader(Fixture(name + ".parquet"), Format("features", "label", "id"), 0);
+  std::vector<Row> rows = ReadAll(reader);
+  std::vector<json> expected = Expected(name);
+  ASSERT_EQ(rows.size(), expected.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    SCOPED_TRACE("row " + std::to_string(i + 1));
+    EXPECT_EQ(rows[i].features, Values(expected[i]["features"]));
+    EXPECT_EQ(rows[i].label, Values(expected[i]["label"]));
+    EXPECT_EQ(rows[i].id, expected[i]["id"].get<std::string>());
+  }
+  EXPECT_EQ(reader.num_features(), 6);
+}
+
+TEST(ParquetRowReader, ReadsSparksVectorsDenseAndSparseAcrossRowGroupsAndPages) {
+  ParquetFile file(Fixture("vectors_snappy.parquet"));
+  EXPECT_EQ(file.metadata().row_groups.size(), 3u);
+  EXPECT_EQ(file.num_rows(), 330);
+  ExpectVectorRows("vectors_snappy");
+}
+
+TEST(ParquetRowReader, ReadsPagesWhereTheDictionaryGaveWayToPlainValues) {
+  ExpectVectorRows("vectors_plain_fallback");
+}
+
+TEST(ParquetRowReader, JoinsNumericAndArrayColumnsInTheOrderNamed) {
+  ParquetRowReader reader(Fixture("numeric_gzip.parquet"), Format("e,a,b,c,d", "label", "name"),
+                          0);
+  std::vector<Row> rows = ReadAll(reader);
+  std::vector<json> expected = Expected("numeric_gzip");
+  ASSERT_EQ(rows.size(), 100u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const json& e = expected[i];
+    std::vector<float> want = Values(e["e"]);
+    for (const char* column : {"a", "b", "c", "d"}) want.push_back(e[column].get<float>());
+    EXPECT_EQ(rows[i].features, want) << "row " << i + 1;
+    EXPECT_EQ(rows[i].label, std::vector<float>{e["label"].get<float>()});
+    EXPECT_EQ(rows[i].id, e["name"].get<std::string>());
+  }
+}
+
+TEST(ParquetRowReader, AnIntegerIdColumnIsItsDecimalText) {
+  ParquetRowReader reader(Fixture("numeric_gzip.parquet"), Format("a", "label", "c"), 0);
+  std::vector<Row> rows = ReadAll(reader);
+  std::vector<json> expected = Expected("numeric_gzip");
+  ASSERT_EQ(rows.size(), expected.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].id, std::to_string(expected[i]["c"].get<int64_t>()));
+  }
+}
+
+TEST(ParquetRowReader, AVectorLabelIsItsValues) {
+  ParquetRowReader reader(Fixture("one_dense_vector_label.parquet"), Format("features"), 0);
+  std::vector<Row> rows = ReadAll(reader);
+  std::vector<json> expected = Expected("one_dense_vector_label");
+  ASSERT_EQ(rows.size(), 5u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].label, Values(expected[i]["label"]));
+    EXPECT_EQ(rows[i].features, Values(expected[i]["features"]));
+  }
+}
+
+TEST(ParquetRowReader, ReadsARangeOfRowsThatStartsAndEndsInsideRowGroups) {
+  // Row groups of 156, 160 and 14 rows: rows 150..319 span the first two and end in the second.
+  ParquetRowReader reader(Fixture("vectors_snappy.parquet"), Format("features", "label", "id"), 0,
+                          150, 320);
+  std::vector<Row> rows = ReadAll(reader);
+  std::vector<json> expected = Expected("vectors_snappy");
+  ASSERT_EQ(rows.size(), 170u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].id, expected[150 + i]["id"].get<std::string>());
+    EXPECT_EQ(rows[i].features, Values(expected[150 + i]["features"]));
+  }
+  EXPECT_EQ(reader.row_number(), 320);
+}
+
+TEST(ParquetRowReader, ANullCellIsABadRowNamedByItsColumnAndReadingGoesOn) {
+  ParquetRowReader reader(Fixture("nulls.parquet"), Format("features,x"), 0);
+  Row row;
+  std::vector<std::string> errors;
+  std::vector<int64_t> good;
+  for (;;) {
+    try {
+      if (!reader.Next(&row)) break;
+      good.push_back(reader.row_number());
+    } catch (const RowError& e) {
+      errors.push_back("row " + std::to_string(reader.row_number()) + ": " + e.what());
+    }
+  }
+  EXPECT_EQ(errors, (std::vector<std::string>{"row 4: column features is null",
+                                              "row 6: column label is null",
+                                              "row 8: column x is null"}));
+  EXPECT_EQ(good, (std::vector<int64_t>{1, 2, 3, 5, 7, 9, 10}));
+}
+
+TEST(ParquetRowReader, ANullLabelIsNoLabelWhereLabelsAreOptional) {
+  RowFormat format = Format("x");
+  format.label = LabelPresence::kOptional;
+  ParquetRowReader reader(Fixture("nulls.parquet"), format, 0);
+  Row row;
+  for (int i = 0; i < 6; ++i) ASSERT_TRUE(reader.Next(&row));
+  EXPECT_EQ(reader.row_number(), 6);
+  EXPECT_TRUE(row.label.empty());
+  EXPECT_EQ(row.features, std::vector<float>{0.625f});
+}
+
+TEST(ParquetRowReader, WithoutALabelColumnOptionalLabelsAreAbsent) {
+  RowFormat format = Format("a", "no_such_column");
+  format.label = LabelPresence::kOptional;
+  ParquetRowReader reader(Fixture("numeric_gzip.parquet"), format, 0);
+  Row row;
+  ASSERT_TRUE(reader.Next(&row));
+  EXPECT_TRUE(row.label.empty());
+}
+
+TEST(ParquetRowReader, AWrongNumberOfFeaturesIsABadRow) {
+  ParquetRowReader reader(Fixture("vectors_snappy.parquet"), Format("features"), 7);
+  Row row;
+  try {
+    reader.Next(&row);
+    FAIL() << "no error";
+  } catch (const RowError& e) {
+    EXPECT_STREQ(e.what(), "expected 7 features, got 6");
+  }
+}
+
+TEST(ParquetRowReader, RefusesAMissingColumnListingTheFilesColumns) {
+  const std::string path = Fixture("vectors_snappy.parquet");
+  EXPECT_EQ(InputErrorOf([&] { ParquetRowReader(path, Format("pixels"), 0); }),
+            path + ": no column pixels (--features-field); the columns are label, features, id");
+  EXPECT_EQ(InputErrorOf([&] { ParquetRowReader(path, Format("features", "y"), 0); }),
+            path + ": no column y (--label-field); the columns are label, features, id");
+}
+
+TEST(ParquetRowReader, RefusesAStringColumnAsFeatures) {
+  const std::string path = Fixture("vectors_snappy.parquet");
+  EXPECT_EQ(InputErrorOf([&] { ParquetRowReader(path, Format("id"), 0); }),
+            path + ": column id (--features-field) holds strings or bytes, not numbers, an array "
+                   "of numbers or a Spark ML vector");
+}
+
+TEST(ParquetFile, RefusesAFileThatIsNotParquet) {
+  const std::string path = Fixture("nulls.expected.jsonl");
+  EXPECT_EQ(InputErrorOf([&] { ParquetFile file(path); }),
+            path + ": not a Parquet file (no PAR1 at its start and end)");
+}
+
+// Writes the fixture `name` with `edit` applied to its bytes to a temporary file.
+std::string EditedCopy(const std::string& name, void (*edit)(std::string*)) {
+  std::ifstream in(Fixture(name), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  edit(&bytes);
+  std::string path = ::testing::TempDir() + "/edited_" + name;
+  std::ofstream(path, std::ios::binary) << bytes;
+  return path;
+}
+
+TEST(ParquetFile, RefusesACorruptFooterLength) {
+  std::string path = EditedCopy("nulls.parquet", [](std::string* b) {
+    (*b)[b->size() - 5] = '\x7f';  // the footer length's high byte
+  });
+  EXPECT_NE(InputErrorOf([&] { ParquetFile file(path); }).find(": corrupt Parquet footer length "),
+            std::string::npos);
+  std::remove(path.c_str());
+}
+
+TEST(ParquetRowReader, CorruptPagesThrowInputErrorNamingTheColumn) {
+  // Overwrites the column data (after the magic, before the footer) with bytes no page header
+  // or Snappy block can hold; every row must end in an InputError, never a crash.
+  std::string path = EditedCopy("vectors_snappy.parquet", [](std::string* b) {
+    for (size_t i = 4; i < 4000; ++i) (*b)[i] = static_cast<char>(0xff);
+  });
+  std::string error = InputErrorOf([&] {
+    ParquetRowReader reader(path, Format("features", "label", "id"), 0);
+    Row row;
+    while (reader.Next(&row)) {
+    }
+  });
+  EXPECT_EQ(error.rfind(path + ": row group 1, column ", 0), 0u) << error;
+  std::remove(path.c_str());
+}
+
+TEST(Snappy, DecompressesLiteralsAndOverlappingCopies) {
+  // "abc", then a copy of 9 bytes from 3 back: "abcabcabcabc".
+  const uint8_t block[] = {12, 0x08, 'a', 'b', 'c', (5 << 2) | 1, 3};
+  std::vector<uint8_t> out;
+  SnappyDecompress(block, sizeof block, 12, &out);
+  EXPECT_EQ(std::string(out.begin(), out.end()), "abcabcabcabc");
+}
+
+TEST(Snappy, RefusesACopyFromBeforeTheStart) {
+  const uint8_t block[] = {12, 0x08, 'a', 'b', 'c', (5 << 2) | 1, 4};
+  std::vector<uint8_t> out;
+  EXPECT_THROW(SnappyDecompress(block, sizeof block, 12, &out), InputError);
+  EXPECT_THROW(SnappyDecompress(block, sizeof block, 13, &out), InputError);
+}
+
+}  // namespace
+}  // namespace parquet
+}  // namespace sparktorch
