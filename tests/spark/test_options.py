@@ -155,6 +155,16 @@ class FlagsTest(unittest.TestCase):
         self.assertEqual(opts.row_flags(False), ["--format", "vector", "--on-bad-row", "fail",
                                                  "--no-label"])
 
+    def test_parquet_row_flags_name_the_columns_and_every_file(self):
+        self.assertEqual(opts.parquet_row_flags(["/d/a.parquet", "/d/b c.parquet"], ["x", "y"], "y2",
+                                                "skip"),
+                         ["--format", "parquet", "--on-bad-row", "skip", "--features-field",
+                          "x,y", "--label-field", "y2", "--input", "/d/a.parquet", "--input",
+                          "/d/b c.parquet"])
+        self.assertEqual(opts.parquet_row_flags(["/a.parquet"], ["features"], None),
+                         ["--format", "parquet", "--on-bad-row", "fail", "--features-field",
+                          "features", "--no-label", "--input", "/a.parquet"])
+
 
 class BinaryTakesTheFlagsTest(unittest.TestCase):
     """Each command line as job.run_training builds it, run by the real binary: serve must
@@ -235,6 +245,20 @@ class BinaryTakesTheFlagsTest(unittest.TestCase):
         self.assertEqual(failed.code, exit_codes.RENDEZVOUS, failed.stderr_tail)
         self.assertEqual(failed.stderr_tail[-1], "sparktorch: error: cannot reach the tracker "
                          "at 127.0.0.1:1: Connection refused")
+
+    def test_a_task_that_reads_parquet_files_takes_its_rank_alone_on_stdin(self):
+        o = TrainOptions(**FlagsTest.SYNC)
+        data = os.path.join(REPO, "tests", "formats", "data", "parquet", "numeric_gzip.parquet")
+        command = train_command([SPARKTORCH], [], mode="sync", address="127.0.0.1:1",
+                                world_size=2,
+                                args=(opts.parquet_row_flags([data], ["a", "b"], "label") +
+                                      opts.train_flags(o, "sync", 1) +
+                                      opts.model_flags(o, SPEC, None)))
+        with self.assertRaises(SparktorchError) as caught:
+            list(pipe_partition(["1\t"], command, log=io.StringIO(),
+                                env=dict(os.environ, SPARKTORCH_SECRET="options-test-secret")))
+        self.assertEqual(caught.exception.stderr_tail[-1], "sparktorch: error: cannot reach the "
+                         "tracker at 127.0.0.1:1: Connection refused")
 
     def test_a_hogwild_task_takes_the_hogwild_flags(self):
         failed = self.run_task("hogwild", FlagsTest.HOGWILD, "127.0.0.1:1", [])
