@@ -117,5 +117,5 @@ expect_exit 2 "sparktorch: error: --rank-from-stdin goes with --tracker HOST:POR
   --stdout-empty -- "$SPARKTORCH" -q train --model spec.json --rank-from-stdin --world-size 2 </dev/null
 expect_exit 2 "sparktorch: error: --rank-from-stdin needs --world-size N" \
   --stdout-empty -- "$SPARKTORCH" -q train --model spec.json --tracker 127.0.0.1:9 --rank-from-stdin </dev/null
-expect_exit 2 "sparktorch: error: --rank-from-stdin reads the rank before the rows on stdin; not with --input" \
-  --stdout-empty -- "${TRAIN[@]}" --rank-from-stdin --input rows.csv </dev/null
+expect_exit 2 "sparktorch: error: --rank-from-stdin reads the rank before the rows on stdin; not with --input -" \
+  --stdout-empty -- "${TRAIN[@]}" --rank-from-stdin --input - </dev/null
