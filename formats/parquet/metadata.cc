@@ -44,6 +44,13 @@ SchemaElement ReadSchemaElement(ThriftReader& in) {
       e.name = in.ReadBinary();
     } else if (id == 5 && IsInt(type)) {
       e.num_children = in.ReadI32();
+    } else if (id == 6 && IsInt(type)) {
+      e.decimal = e.decimal || in.ReadI32() == 5;  // ConvertedType DECIMAL
+    } else if (id == 10 && type == T::kStruct) {
+      ReadStruct(in, [&](int16_t member, T::Type) {
+        e.decimal = e.decimal || member == 5;  // LogicalType's DECIMAL member
+        return false;
+      });
     } else {
       return false;
     }

@@ -31,6 +31,9 @@ struct SchemaElement {
   Repetition repetition = Repetition::kRequired;
   std::string name;
   int32_t num_children = 0;
+  // A DECIMAL (ConvertedType 5, or the LogicalType union's DECIMAL): an integer that is not the
+  // number it stands for, so sparktorch refuses it.
+  bool decimal = false;
 };
 
 struct ColumnChunk {

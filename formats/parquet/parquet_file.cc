@@ -96,6 +96,7 @@ void ParquetFile::BuildLeaves() {
     Leaf leaf;
     leaf.field = fields_.size() - 1;
     leaf.type = *e.type;
+    leaf.decimal = e.decimal;
     for (size_t k : path_elements) {
       const SchemaElement& node = schema[k];
       if (!leaf.path.empty()) leaf.path += '.';

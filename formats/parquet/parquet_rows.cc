@@ -134,6 +134,13 @@ std::unique_ptr<SelectedColumn> ParquetRowReader::Select(const std::string& name
     return c;
   };
   const bool is_id = std::string_view(role) == "--id-field";
+  for (size_t leaf : field.leaves) {
+    if (file_.leaves()[leaf].decimal) {
+      throw InputError(file_.path() + ": column " + name + " (" + role +
+                       ") holds decimals, which sparktorch does not read: cast the column to "
+                       "double before writing it");
+    }
+  }
   if (field.leaves.size() == 1) {
     const Leaf& l = file_.leaves()[field.leaves[0]];
     column->present_def = l.node_def[0];

@@ -213,6 +213,13 @@ TEST(ParquetRowReader, RefusesAStringColumnAsFeatures) {
                    "of numbers or a Spark ML vector");
 }
 
+TEST(ParquetRowReader, RefusesADecimalColumnRatherThanReadItsUnscaledIntegers) {
+  const std::string path = Fixture("decimals.parquet");
+  EXPECT_EQ(InputErrorOf([&] { ParquetRowReader(path, Format("price"), 0); }),
+            path + ": column price (--features-field) holds decimals, which sparktorch does not "
+                   "read: cast the column to double before writing it");
+}
+
 TEST(ParquetFile, RefusesAFileThatIsNotParquet) {
   const std::string path = Fixture("nulls.expected.jsonl");
   EXPECT_EQ(InputErrorOf([&] { ParquetFile file(path); }),

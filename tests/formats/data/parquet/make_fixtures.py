@@ -28,7 +28,8 @@ import sys
 
 from pyspark.ml.linalg import DenseVector, SparseVector, Vector, VectorUDT
 from pyspark.sql import SparkSession
-from pyspark.sql.types import (ArrayType, DoubleType, FloatType, IntegerType, LongType, StringType,
+from pyspark.sql.types import (ArrayType, DecimalType, DoubleType, FloatType, IntegerType,
+                               LongType, StringType,
                                StructField, StructType)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -68,6 +69,8 @@ def to_json_value(v):
         return v
     if isinstance(v, (int, float, str)):
         return v
+    if type(v).__name__ == "Decimal":
+        return str(v)
     raise TypeError("unexpected value %r of type %s" % (v, type(v)))
 
 
@@ -241,6 +244,14 @@ def main():
             for i in range(5)]
     schema = StructType([vector_struct("label"), vector_struct("features")])
     written.append(write_fixture("one_dense_vector_label", rows, schema, "snappy"))
+
+    # 6. decimals: a DECIMAL(10,2) column, stored as INT64 unscaled values (which a reader must
+    # not take for the numbers), beside a double.
+    from decimal import Decimal  # pylint: disable=import-outside-toplevel
+    rows = [(float(i), Decimal("%d.25" % i)) for i in range(4)]
+    schema = StructType([StructField("label", DoubleType(), False),
+                         StructField("price", DecimalType(10, 2), True)])
+    written.append(write_fixture("decimals", rows, schema, "snappy"))
 
     for path in written:
         for f in (path, path[:-len(".parquet")] + ".expected.jsonl"):
