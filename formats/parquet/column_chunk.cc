@@ -10,6 +10,11 @@ namespace sparktorch {
 namespace parquet {
 namespace {
 
+// A page of more values or bytes than this is not one a writer made (parquet-mr's pages hold
+// at most 20,000 rows and about 1 MiB by default).
+constexpr int32_t kMaxPageValues = 1 << 26;
+constexpr uint64_t kMaxPageBytes = uint64_t{1} << 30;
+
 int BitWidth(uint32_t max_value) {
   int bits = 0;
   while (max_value > 0) {
@@ -123,6 +128,7 @@ struct ValueSink {
 // Appends `n` PLAIN values at [p, end) of `type` to the sink of `kind`.
 void DecodePlain(const uint8_t* p, const uint8_t* end, PhysicalType type, ValueKind kind, size_t n,
                  const ValueSink& sink) {
+  if (n == 0) return;
   std::vector<float>* numbers = sink.numbers;
   std::vector<std::string>* texts = sink.texts;
   if (kind == ValueKind::kInteger) {
@@ -346,6 +352,19 @@ void DecodeColumnChunk(const uint8_t* chunk, size_t size, const ColumnChunk& met
     at += header_size;
     if (static_cast<size_t>(h.compressed_page_size) > size - at) {
       throw InputError("a page runs past its column chunk");
+    }
+    // Sizes a corrupt header could make huge, bounded by what a real page can hold: values at
+    // most the chunk's that are left (and kMaxPageValues), a page at most what its bytes can
+    // decompress to (GZIP's best ratio is about 1032:1).
+    if ((h.type == PageType::kData || h.type == PageType::kDataV2) &&
+        (h.num_values > meta.num_values - out->entries || h.num_values > kMaxPageValues)) {
+      throw InputError("a page with more values (" + std::to_string(h.num_values) +
+                       ") than its column chunk has left");
+    }
+    if (static_cast<uint64_t>(h.uncompressed_page_size) >
+        std::min<uint64_t>(kMaxPageBytes, 1100 * static_cast<uint64_t>(h.compressed_page_size) + 65536)) {
+      throw InputError("a page whose size (" + std::to_string(h.uncompressed_page_size) +
+                       " bytes) its compressed bytes cannot hold");
     }
     decoder.Page(h, chunk + at, static_cast<size_t>(h.compressed_page_size));
     at += static_cast<size_t>(h.compressed_page_size);

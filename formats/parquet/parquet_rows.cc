@@ -253,8 +253,9 @@ namespace {
 }
 
 // Appends the values of `column`'s current row to *out; throws RowError for a null or a
-// malformed vector.
-void AppendValues(const SelectedColumn& column, std::vector<float>* out) {
+// malformed vector, and for a sparse vector larger than `max_size` (0: no bound but the size a
+// vector may have), before it is densified.
+void AppendValues(const SelectedColumn& column, int64_t max_size, std::vector<float>* out) {
   const std::vector<Cursor>& leaves = column.leaves;
   if (leaves[0].def < column.present_def) Null(column.name);
   switch (column.shape) {
@@ -284,6 +285,11 @@ void AppendValues(const SelectedColumn& column, std::vector<float>* out) {
   if (size.integers.empty() || size.integers[0] < 0 || size.integers[0] > kMaxVectorSize ||
       indices.integers.size() != values.numbers.size()) {
     throw RowError("column " + column.name + " is not a valid sparse Spark ML vector", 0);
+  }
+  if (max_size > 0 && size.integers[0] > max_size) {  // before densifying it
+    throw RowError("expected " + Features(max_size) + ", got a sparse vector of size " +
+                       std::to_string(size.integers[0]),
+                   0);
   }
   const size_t at = out->size();
   out->resize(at + static_cast<size_t>(size.integers[0]), 0.0f);
@@ -334,7 +340,7 @@ bool ParquetRowReader::Next(Row* row) {
   TakeRow(true);
   row_ = next;
   row->Clear();
-  for (auto& f : features_) AppendValues(*f, &row->features);
+  for (auto& f : features_) AppendValues(*f, num_features_, &row->features);
   const int64_t n = static_cast<int64_t>(row->features.size());
   if (num_features_ > 0 && n != num_features_) {
     throw RowError("expected " + Features(num_features_) + ", got " + std::to_string(n), 0);
@@ -343,7 +349,7 @@ bool ParquetRowReader::Next(Row* row) {
   if (!format_.allow_nan) CheckFinite(row->features, "features");
   if (label_) {
     if (label_->leaves[0].def >= label_->present_def) {
-      AppendValues(*label_, &row->label);
+      AppendValues(*label_, 0, &row->label);
       if (!format_.allow_nan) CheckFinite(row->label, "label");
     } else if (format_.label == LabelPresence::kRequired) {
       Null(label_->name);

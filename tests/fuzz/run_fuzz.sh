@@ -48,9 +48,14 @@ cmake --build "$build" --parallel "${FUZZ_BUILD_JOBS:-$(nproc)}"
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 mkdir -p "$build/crashes"
 status=0
-for pair in frame_fuzzer:frame row_fuzzer:rows; do
+# The Parquet reader's seeds are the files Spark wrote for the unit tests (the .parquet files
+# of tests/formats/data/parquet), gathered here.
+mkdir "$work/parquet_seeds"
+cp "$here"/../formats/data/parquet/*.parquet "$work/parquet_seeds/"
+for pair in frame_fuzzer:"$here/corpus/frame" row_fuzzer:"$here/corpus/rows" \
+  parquet_fuzzer:"$work/parquet_seeds"; do
   target=${pair%%:*}
-  seeds=$here/corpus/${pair#*:}
+  seeds=${pair#*:}
   corpus=$work/$target
   cp -r "$seeds" "$corpus"
   log=$work/$target.log

@@ -1,0 +1,83 @@
+// libFuzzer target for the Parquet reader (formats/parquet/): the files a Spark job's tasks
+// read themselves. The seeds are the fixtures Spark wrote (tests/formats/data/parquet).
+//
+// The input is a whole file, written to a memfd and opened by its /proc path as the reader
+// opens any file, then read row by row with the column selections below. InputError (a file
+// the reader refuses) and RowError (a bad row) are its ways to refuse; anything else that
+// escapes is a finding, and so is a row that breaks the promises of formats/row.h.
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "formats/error.h"
+#include "formats/parquet/parquet_rows.h"
+#include "formats/row.h"
+#include "formats/row_format.h"
+
+namespace {
+
+using sparktorch::RowFormat;
+
+RowFormat Parquet(const char* features, const char* label, const char* id) {
+  RowFormat format;
+  format.kind = sparktorch::RowFormatKind::kParquet;
+  format.features_field = features;
+  format.label_field = label;
+  format.id_field = id;
+  return format;
+}
+
+void Check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "parquet_fuzzer: %s\n", what);
+    std::abort();
+  }
+}
+
+// Reads every row of `path`, at most `num_features` features each (0: learnt).
+void ReadAll(const std::string& path, const RowFormat& format, int64_t num_features) {
+  try {
+    sparktorch::parquet::ParquetRowReader reader(path, format, num_features);
+    sparktorch::Row row;
+    int64_t learnt = 0;
+    for (int rows = 0; rows < 100000; ++rows) {
+      try {
+        if (!reader.Next(&row)) break;
+      } catch (const sparktorch::RowError&) {
+        continue;
+      }
+      const int64_t n = static_cast<int64_t>(row.features.size());
+      Check(n > 0, "a row without features");
+      Check(num_features == 0 || n == num_features, "a row of the wrong width");
+      if (learnt == 0) learnt = n;
+      Check(n == learnt, "rows of different widths");
+      for (float v : row.features) Check(std::isfinite(v), "a non-finite feature");
+      for (float v : row.label) Check(std::isfinite(v), "a non-finite label");
+    }
+  } catch (const sparktorch::InputError&) {
+  }
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  static const int fd = memfd_create("parquet_fuzzer", 0);
+  if (fd < 0) std::abort();
+  if (ftruncate(fd, 0) != 0 || pwrite(fd, data, size, 0) != static_cast<ssize_t>(size)) {
+    std::abort();
+  }
+  const std::string path = "/proc/self/fd/" + std::to_string(fd);
+  ReadAll(path, Parquet("features", "label", "id"), 64);
+  ReadAll(path, Parquet("features", "label", ""), 0);
+  ReadAll(path, Parquet("e,a,b,c,d", "label", "name"), 64);
+  ReadAll(path, Parquet("x,features", "label", "s"), 64);
+  return 0;
+}
