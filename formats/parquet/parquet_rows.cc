@@ -110,7 +110,7 @@ const char* Describe(PhysicalType type) {
 }  // namespace
 
 std::unique_ptr<SelectedColumn> ParquetRowReader::Select(const std::string& name,
-                                                                   const char* role) {
+                                                         const char* role) {
   int index = file_.FindField(name);
   if (index < 0) {
     std::string columns;
@@ -166,8 +166,10 @@ std::unique_ptr<SelectedColumn> ParquetRowReader::Select(const std::string& name
                        (l.max_rep > 0 ? "lists" : Describe(l.type)) +
                        ", not strings or integers");
     }
-    throw InputError(file_.path() + ": column " + name + " (" + role + ") holds " +
-                     (l.max_rep > 1 ? "nested lists" : Describe(l.type)) +
+    const char* what = l.max_rep > 1                               ? "nested lists"
+                       : l.max_rep == 0 && l.node_def.size() > 1 ? "a struct"
+                                                                 : Describe(l.type);
+    throw InputError(file_.path() + ": column " + name + " (" + role + ") holds " + what +
                      ", not numbers, an array of numbers or a Spark ML vector");
   }
   // A Spark ML vector (VectorUDT's sqlType): struct<type: tinyint, size: int,
