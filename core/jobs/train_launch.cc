@@ -97,7 +97,7 @@ void RunHogwildWorker(TrainJobOptions& job, const TrainLaunch& l, bool any_rank,
   c.world_size = l.world_size;
   c.timeout = l.timeout;
   job.hogwild = c;
-  if (!job.inputs.empty() && !any_rank) {  // workers given the same files take a share each
+  if (!job.inputs.empty()) {  // workers given the same files take a share each
     job.rows.share_rank = l.rank;
     job.rows.share_world = l.world_size;
   }
@@ -167,6 +167,10 @@ void RunTrain(TrainJobOptions job, TrainLaunch launch, std::FILE* out) {
     const std::optional<int> rank = ReadRankFromStdin(launch, job);
     if (rank) {
       launch.rank = *rank;
+    } else if (!job.inputs.empty()) {
+      // A process that reads files takes the share its rank picks: without one it has none.
+      throw InputError("stdin: expected the rank (digits and a tab) before the end of input "
+                       "(--rank-from-stdin with --input files), got nothing");
     } else {
       any_rank = true;
     }
