@@ -4,8 +4,10 @@
         --binary build/sparktorch
 
 For each kind of input, the 60,000 Fashion-MNIST training rows in 2 partitions, and for each
-way the features reach the binary (float32: sparktorch-spark.jar's `<BASE64>`; text: Spark's
-decimal text, as without the jar, SPARKTORCH_JAR=""):
+way the rows reach the binary (files: the tasks read the Parquet files themselves, readParquet,
+for the Parquet inputs, training only; through Spark, readParquet=False: float32,
+sparktorch-spark.jar's `<BASE64>`; text: Spark's decimal text, as without the jar,
+SPARKTORCH_JAR=""):
   vector (as assembled)  Parquet with a Spark ML `features` vector column as VectorAssembler
                          makes it (sparse where most pixels are 0: 52,171 of the rows);
   vector (dense)         the same vectors, all dense;
@@ -87,7 +89,9 @@ def main():
     table = []
     for name, df in inputs(spark, args.data):
         df = df.coalesce(args.partitions) if df.rdd.getNumPartitions() > args.partitions else df
-        for path in ("float32", "text"):
+        for path in ("files", "float32", "text"):
+            if path == "files" and "CSV" in name:
+                continue  # a CSV file is not read by the tasks themselves
             if path == "text":
                 os.environ["SPARKTORCH_JAR"] = ""
             else:
@@ -99,14 +103,15 @@ def main():
                                               "zipped", "through Python"))
     for line in table:
         forced = ["%.0f" % v for v in line[4:]] or ["", ""]
-        print("%-24s %-8s %12.0f %12.0f %12s %16s" % tuple(line[:4] + forced))
+        predict = "" if line[3] is None else "%.0f" % line[3]
+        print("%-24s %-8s %12.0f %12s %12s %16s" % tuple(line[:3] + [predict] + forced))
 
 
 def _measure(name, path, df, binary, partitions):
     """[name, path, rows/s into train, rows/s of predict(, rows/s zipped, through Python)]."""
     rows = df.count()
     options = TrainOptions(torchObj=SPEC, labelCol="label", iters=1, partitions=partitions,
-                           binary=binary, verbose=-1,
+                           binary=binary, verbose=-1, readParquet=path == "files",
                            inputCols=None if "features" in df.columns else
                            [c for c in df.columns if c != "label"])
     reads = []
@@ -114,6 +119,8 @@ def _measure(name, path, df, binary, partitions):
         result = layer.train(df, options)
         reads.append(max(s["read_seconds"] for s in result.summaries))
     model = result.model
+    if path == "files":
+        return [name, path, rows / min(reads), None]  # prediction has no such path
     features = df.drop("label")
 
     def predicted(frame):
