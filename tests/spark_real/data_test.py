@@ -5,8 +5,9 @@ there already, made by this prepare_data.py from these inputs (a stamp file says
 
 Checks: every source has its rows, in the partitions the tests rely on: train.parquet and
 train.csv two non-empty ones, train1.parquet 12,000 and 0, test.parquet one, bad.csv 300 (rank
-0, with the bad row) and 100.
+0, with the bad row) and 100, bad.parquet 300 and 100 in two files (part-00001 with the bad row).
 """
+import glob
 import hashlib
 import json
 import os
@@ -64,6 +65,12 @@ def main():
            parts.get("test.parquet"))
     expect(parts.get("bad.csv") == [300, 100], "bad.csv: partitions of 300 and 100 rows",
            parts.get("bad.csv"))
+    expect(parts.get("bad.parquet") == [300, 100],
+           "bad.parquet: partitions of 300 and 100 rows", parts.get("bad.parquet"))
+    files = sorted(os.path.basename(p) for p in glob.glob(
+        os.path.join(SPARK_DATA, "bad.parquet", "part-*.parquet")))
+    expect(len(files) == 2 and files[1].startswith("part-00001-"),
+           "bad.parquet: two files, part-00000 and part-00001", files)
     with open(stamp_file, "w") as f:
         f.write(stamp())
     done()

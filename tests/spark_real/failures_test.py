@@ -8,11 +8,17 @@ non-zero exit status and the cause in spark-submit's output, and write no model:
 - a bad row: bad.csv's first partition (rank 0, the larger file) has the label 42 on its 17th
   row; the output names the rank, the row (stdin:17) and the failure (`label 42 is not a class
   index`), and the job is not run again (it would fail the same way);
+- a bad row read by the tasks themselves (readParquet, the default, on a plain read of
+  Parquet files): bad.parquet's part-00001 has the label 42 on its 17th row, in rank 1's
+  share of the 400 rows (201..400); the driver says the tasks read the files themselves,
+  train.py's error names the rank, the file's path, the row in that file (`rank 1 failed:
+  PATH: row 17: label 42 is not a class index`), and the job is not run again;
 - a missing binary: --binary /nonexistent/sparktorch fails saying `no sparktorch binary` and
   the path it tried.
 
   failures_test.py local|cluster
 """
+import glob
 import os
 import re
 
@@ -51,6 +57,22 @@ def main():
     expect_failure(run, "a bad row", WITHIN)
     expect_in(r"rank 0\b.*\bstdin:17\b.*label 42 is not a class index", run.text,
               "one line names the rank, the row and the failure")
+    expect("runs again" not in run.text, "the job is not run again (it would fail again)")
+    expect(not os.path.exists(model), "no model written")
+
+    check("a row with the label 42 at row 17 of bad.parquet's part-00001, in the share of rank 1, "
+          "which reads it from the file itself")
+    bad_file = glob.glob(os.path.join(SPARK_DATA, "bad.parquet", "part-00001-*.parquet"))
+    expect(len(bad_file) == 1, "bad.parquet has one part-00001 file", bad_file)
+    model = os.path.abspath("bad_parquet.pt")
+    run = submit("bad_parquet_row", master, train_args(
+        os.path.join(SPARK_DATA, "bad.parquet"), "sync", 1, model), timeout=240)
+    expect_failure(run, "a bad row in a Parquet file", WITHIN)
+    expect_in(r"^sparktorch: the 2 tasks read their rows from the 2 Parquet files themselves",
+              run.text, "the tasks read the files themselves")
+    expect_in(r"^train.py: error: .*\brank 1 failed: %s: row 17: label 42 is not a class index"
+              % re.escape(bad_file[0]), run.out,
+              "train.py's error names the rank, the file, its row and the failure")
     expect("runs again" not in run.text, "the job is not run again (it would fail again)")
     expect(not os.path.exists(model), "no model written")
 

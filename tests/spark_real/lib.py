@@ -283,6 +283,15 @@ def expect_failure(run, what, within):
 # written to PATH`. Only its stable parts are read.
 CLOSING = r"^sparktorch: job (\d+) trained (\d+) rows.*model written to (\S+)"
 ACCURACY = r"^sparktorch: accuracy ([0-9.]+) \((\d+) of (\d+) rows\)"
+# The driver's line when the tasks read their rows from the DataFrame's Parquet files themselves
+# (readParquet): group 1 the tasks, group 2 the files. Without it the rows went through Spark.
+READS_PARQUET = (r"^sparktorch: the (\d+) tasks read their rows from the (\d+) Parquet files? "
+                 r"themselves \(readParquet\)")
+
+
+def reads_parquet(run):
+    """The match of READS_PARQUET in `run`'s output, or None."""
+    return re.search(READS_PARQUET, run.text, re.MULTILINE)
 
 
 def train_args(source, mode, iters, output, binary=None, partitions=2, more=()):

@@ -2,14 +2,15 @@
 by spark-submit. It asserts nothing: it writes what it saw to a JSON file (FACTS), which the
 test (pipeline_test.py) checks.
 
-  fit   Pipeline([SparkTorch(...)]).fit(train), saved to SAVED; the fitted pipeline's
-        predictions for the test rows; the stage's model file (saveModelFile) attached again
-        with create_spark_torch_model and its predictions; getPytorchModel()'s classes for the
-        first rows.
+  fit   Pipeline([SparkTorch(...)]).fit(train) (with --filter: train.where("label < 10"),
+        which keeps every row but is no plain read of the files), saved to SAVED; the fitted
+        pipeline's predictions for the test rows; the stage's model file (saveModelFile)
+        attached again with create_spark_torch_model and its predictions; getPytorchModel()'s
+        classes for the first rows.
   load  a fresh session: PipelineModel.load(SAVED) and its predictions for the test rows.
 
   spark-submit pipeline_job.py fit --train TRAIN.parquet --test TEST.parquet --spec SPEC
-      --binary B --saved DIR --model-file M.pt --facts F.json
+      --binary B --saved DIR --model-file M.pt --facts F.json [--filter]
   spark-submit pipeline_job.py load --test TEST.parquet --saved DIR --facts F.json
 """
 import argparse
@@ -35,6 +36,8 @@ def predictions(df, column="predictions"):
 
 def fit(spark, args):
     train = spark.read.parquet(args.train)
+    if args.filter:
+        train = train.where("label < 10")
     test = spark.read.parquet(args.test)
     stage = SparkTorch(torchObj=args.spec, inputCol="features", labelCol="label", iters=2,
                        partitions=2, binary=args.binary)
@@ -89,6 +92,7 @@ def main():
     parser.add_argument("--saved", required=True)
     parser.add_argument("--model-file")
     parser.add_argument("--facts", required=True)
+    parser.add_argument("--filter", action="store_true")
     args = parser.parse_args()
     spark = SparkSession.builder.appName("sparktorch spark-real pipeline " + args.command) \
         .getOrCreate()

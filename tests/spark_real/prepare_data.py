@@ -11,6 +11,9 @@ read, once, into OUT:
   train.csv      label, p0..p783 with a header line (numeric columns train.py assembles)
   bad.csv        label, p0..p783: 300 rows in part-00000 (the first partition Spark reads: the
                  larger file) whose row BAD_ROW has the label 42, and 100 rows in part-00001
+  bad.parquet    label, features: the same 400 rows in part-00000 (300) and part-00001 (100),
+                 where row BAD_PARQUET_ROW of part-00001 (its own count, 1-based) has the label
+                 42: in rank 1's share (rows 201..400) when 2 tasks read the files themselves
 
   spark-submit prepare_data.py --train DATA/train12k.csv --test DATA/test2k.csv --out OUT
 """
@@ -22,6 +25,7 @@ from pyspark.sql import SparkSession, Window, functions
 
 PIXELS = ["p%d" % i for i in range(784)]
 BAD_ROW = 17  # 1-based, in the first partition of bad.csv
+BAD_PARQUET_ROW = 17  # 1-based, in bad.parquet's part-00001 (row 317 of the 400)
 BAD_LABEL = 42
 
 
@@ -66,8 +70,17 @@ def main():
     bad = first.select("label", *PIXELS).coalesce(1).union(
         second.select("label", *PIXELS).coalesce(1))
     bad.write.mode("overwrite").option("header", "true").csv(out("bad.csv"))
+    # The same rows as vectors, the label 42 moved to part-00001 (the union's second partition).
+    first = assemble(train.filter(train.id < 300))
+    second = assemble(train.filter((train.id >= 300) & (train.id < 400))).withColumn(
+        "label", functions.when(train.id == 300 + BAD_PARQUET_ROW - 1, float(BAD_LABEL))
+        .otherwise(train.label))
+    first.select("label", "features").coalesce(1).union(
+        second.select("label", "features").coalesce(1)).write.mode("overwrite").parquet(
+            out("bad.parquet"))
 
-    for name in ("train.parquet", "train1.parquet", "train.csv", "test.parquet", "bad.csv"):
+    for name in ("train.parquet", "train1.parquet", "train.csv", "test.parquet", "bad.csv",
+                 "bad.parquet"):
         df = spark.read.load(out(name), format=name.split(".")[1], header=True)
         rows = df.rdd.mapPartitions(lambda part: [sum(1 for _ in part)]).collect()
         print("wrote %s: %d rows, partitions of %s" % (out(name), sum(rows), rows))
