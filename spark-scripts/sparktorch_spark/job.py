@@ -204,10 +204,12 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
                     log.write("sparktorch: job %d failed and runs again with a new job id: %s\n"
                               % (job_id, why))
                     continue
+                where = ("stdin:N its Nth row" if row_args is None else
+                         "it read its share of the Parquet files itself")
                 raise JobFailed("sparktorch job %d failed (attempt %d of %d): %s (rank R is the "
-                                "stage's partition R, stdin:N its Nth row; each task's log "
-                                "has its rank's messages)"
-                                % (job_id, attempt, options.retries + 1, why)) from e
+                                "stage's partition R, %s; each task's log has its rank's "
+                                "messages)" % (job_id, attempt, options.retries + 1, why,
+                                               where)) from e
             serve.finish(60)
             model, summaries = _assemble(mode, lines, serve)
             return TrainResult(model, summaries, job_id, attempt)
