@@ -45,16 +45,16 @@ ParquetSource::ParquetSource(const std::vector<std::string>& inputs, const RowFo
                      "its end): give the files or their directories with --input, or the "
                      "format of the rows on stdin with --format");
   }
+  for (const std::string& input : inputs) {
+    for (std::string& path : PartFiles(input)) parts_.push_back(Part{std::move(path), 0, INT64_MAX});
+  }
+  if (share_world <= 1) return;  // every row: no footer to read ahead of the reader
   std::vector<int64_t> starts;  // each file's first row among all the files' rows
   int64_t rows = 0;
-  for (const std::string& input : inputs) {
-    for (std::string& path : PartFiles(input)) {
-      starts.push_back(rows);
-      rows += parquet::ParquetFile(path).num_rows();
-      parts_.push_back(Part{std::move(path), 0, INT64_MAX});
-    }
+  for (const Part& part : parts_) {
+    starts.push_back(rows);
+    rows += parquet::ParquetFile(part.path).num_rows();
   }
-  if (share_world <= 1) return;
   const int64_t first = rows * share_rank / share_world;
   const int64_t end = rows * (share_rank + 1) / share_world;
   std::vector<Part> mine;

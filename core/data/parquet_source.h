@@ -20,7 +20,7 @@ class ParquetRowReader;
 // Parquet's metadata is at the end of a file. Not thread-safe.
 class ParquetSource {
  public:
-  // Lists the files of `inputs` and reads their footers. With share_world > 1, this reader
+  // Lists the files of `inputs`. With share_world > 1 it reads their footers first: this reader
   // takes the share_rank-th of share_world contiguous ranges of all the files' rows (counted from
   // the footers, so that the shares differ by at most one row). Throws UsageError for stdin and
   // InputError for an input that is missing, empty, or not Parquet.
