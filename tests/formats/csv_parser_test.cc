@@ -34,11 +34,13 @@ std::string UsageErrorOf(const RowFormat& format) {
 
 TEST(RowFormat, NamesRoundTrip) {
   for (RowFormatKind kind : {RowFormatKind::kCsv, RowFormatKind::kLibsvm, RowFormatKind::kVector,
-                             RowFormatKind::kJsonl, RowFormatKind::kCompact}) {
+                             RowFormatKind::kJsonl, RowFormatKind::kCompact,
+                             RowFormatKind::kParquet}) {
     EXPECT_EQ(ParseRowFormatKind(RowFormatKindName(kind)), kind);
   }
   EXPECT_STREQ(RowFormatKindName(RowFormatKind::kCompact), "compact");
-  EXPECT_EQ(ParseRowFormatKind("parquet"), std::nullopt);
+  EXPECT_STREQ(RowFormatKindName(RowFormatKind::kParquet), "parquet");
+  EXPECT_EQ(ParseRowFormatKind("orc"), std::nullopt);
   EXPECT_EQ(ParseRowFormatKind("CSV"), std::nullopt);
 }
 

@@ -96,12 +96,12 @@ TEST(Manifest, NamesAFieldOfTheWrongType) {
 
 TEST(Manifest, RefusesUnknownRowFormat) {
   json j = ManifestToJson(Example());
-  j["row_format"]["format"] = "parquet";
+  j["row_format"]["format"] = "orc";
   try {
     ManifestFromJson(j);
     FAIL() << "no error";
   } catch (const ModelError& e) {
-    EXPECT_STREQ(e.what(), "manifest: row_format.format \"parquet\" is not a known format");
+    EXPECT_STREQ(e.what(), "manifest: row_format.format \"orc\" is not a known format");
   }
 }
 
