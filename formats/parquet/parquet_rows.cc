@@ -254,10 +254,24 @@ namespace {
   throw RowError("column " + name + " is null", 0);
 }
 
+void CheckFinite(const std::vector<float>& values, const char* what) {
+  for (float v : values) {
+    if (!std::isfinite(v)) {
+      throw RowError(std::string("expected finite ") + what + ", got " +
+                         (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf") +
+                         " (--allow-nan accepts it)",
+                     0);
+    }
+  }
+}
+
 // Appends the values of `column`'s current row to *out; throws RowError for a null or a
 // malformed vector, and for a sparse vector larger than `max_size` (0: no bound but the size a
-// vector may have), before it is densified.
-void AppendValues(const SelectedColumn& column, int64_t max_size, std::vector<float>* out) {
+// vector may have). A sparse vector is checked whole before it is densified, its values too
+// unless `allow_nan` (`what` names them), so that a bad row costs the values it holds, never
+// its size.
+void AppendValues(const SelectedColumn& column, int64_t max_size, bool allow_nan,
+                  const char* what, std::vector<float>* out) {
   const std::vector<Cursor>& leaves = column.leaves;
   if (leaves[0].def < column.present_def) Null(column.name);
   switch (column.shape) {
@@ -288,35 +302,27 @@ void AppendValues(const SelectedColumn& column, int64_t max_size, std::vector<fl
       indices.integers.size() != values.numbers.size()) {
     throw RowError("column " + column.name + " is not a valid sparse Spark ML vector", 0);
   }
-  if (max_size > 0 && size.integers[0] > max_size) {  // before densifying it
+  const int64_t n = size.integers[0];
+  if (max_size > 0 && n > max_size) {
     throw RowError("expected " + Features(max_size) + ", got a sparse vector of size " +
-                       std::to_string(size.integers[0]),
+                       std::to_string(n),
                    0);
   }
-  const size_t at = out->size();
-  out->resize(at + static_cast<size_t>(size.integers[0]), 0.0f);
   int64_t previous = -1;
-  for (size_t k = 0; k < indices.integers.size(); ++k) {
-    int64_t i = indices.integers[k];
-    if (i <= previous || i >= size.integers[0]) {
+  for (int32_t i : indices.integers) {
+    if (i <= previous || i >= n) {
       throw RowError("column " + column.name + ": sparse vector index " + std::to_string(i) +
-                         (i <= previous ? " not ascending" : " out of range for size " +
-                                                                  std::to_string(size.integers[0])),
+                         (i <= previous ? " not ascending"
+                                        : " out of range for size " + std::to_string(n)),
                      0);
     }
-    (*out)[at + static_cast<size_t>(i)] = values.numbers[k];
     previous = i;
   }
-}
-
-void CheckFinite(const std::vector<float>& values, const char* what) {
-  for (float v : values) {
-    if (!std::isfinite(v)) {
-      throw RowError(std::string("expected finite ") + what + ", got " +
-                         (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf") +
-                         " (--allow-nan accepts it)",
-                     0);
-    }
+  if (!allow_nan) CheckFinite(values.numbers, what);
+  const size_t at = out->size();
+  out->resize(at + static_cast<size_t>(n), 0.0f);
+  for (size_t k = 0; k < indices.integers.size(); ++k) {
+    (*out)[at + static_cast<size_t>(indices.integers[k])] = values.numbers[k];
   }
 }
 
@@ -342,7 +348,9 @@ bool ParquetRowReader::Next(Row* row) {
   TakeRow(true);
   row_ = next;
   row->Clear();
-  for (auto& f : features_) AppendValues(*f, num_features_, &row->features);
+  for (auto& f : features_) {
+    AppendValues(*f, num_features_, format_.allow_nan, "features", &row->features);
+  }
   const int64_t n = static_cast<int64_t>(row->features.size());
   if (num_features_ > 0 && n != num_features_) {
     throw RowError("expected " + Features(num_features_) + ", got " + std::to_string(n), 0);
@@ -351,7 +359,7 @@ bool ParquetRowReader::Next(Row* row) {
   if (!format_.allow_nan) CheckFinite(row->features, "features");
   if (label_) {
     if (label_->leaves[0].def >= label_->present_def) {
-      AppendValues(*label_, 0, &row->label);
+      AppendValues(*label_, 0, format_.allow_nan, "label", &row->label);
       if (!format_.allow_nan) CheckFinite(row->label, "label");
     } else if (format_.label == LabelPresence::kRequired) {
       Null(label_->name);

@@ -187,6 +187,50 @@ TEST(ParquetRowReader, WithoutALabelColumnOptionalLabelsAreAbsent) {
   EXPECT_TRUE(row.label.empty());
 }
 
+// Every row of `reader`: "row N: MESSAGE" for a bad row, and the good rows in *good.
+std::vector<std::string> BadRows(ParquetRowReader& reader, std::vector<Row>* good) {
+  std::vector<std::string> errors;
+  Row row;
+  for (;;) {
+    try {
+      if (!reader.Next(&row)) break;
+      good->push_back(row);
+    } catch (const RowError& e) {
+      errors.push_back("row " + std::to_string(reader.row_number()) + ": " + e.what());
+    }
+  }
+  return errors;
+}
+
+TEST(ParquetRowReader, NonFiniteValuesInSparseAndDenseVectorsAndLabelsAreBadRows) {
+  ParquetRowReader reader(Fixture("nonfinite.parquet"), Format("features"), 0);
+  std::vector<Row> good;
+  EXPECT_EQ(BadRows(reader, &good),
+            (std::vector<std::string>{
+                "row 1: expected finite features, got nan (--allow-nan accepts it)",
+                "row 2: expected finite features, got inf (--allow-nan accepts it)",
+                "row 3: expected finite label, got nan (--allow-nan accepts it)",
+                "row 4: expected finite features, got -inf (--allow-nan accepts it)"}));
+  ASSERT_EQ(good.size(), 1u);
+  EXPECT_EQ(good[0].features, (std::vector<float>{0.5f, 0.0f, 0.0f, 1.0f}));
+  EXPECT_EQ(reader.num_features(), 4);
+}
+
+TEST(ParquetRowReader, AllowNanKeepsTheValuesWhereTheyStand) {
+  RowFormat format = Format("features");
+  format.allow_nan = true;
+  ParquetRowReader reader(Fixture("nonfinite.parquet"), format, 0);
+  std::vector<Row> good;
+  EXPECT_TRUE(BadRows(reader, &good).empty());
+  ASSERT_EQ(good.size(), 5u);
+  EXPECT_EQ(good[0].features[0], 0.0f);
+  EXPECT_TRUE(std::isnan(good[0].features[1]));  // the sparse vector's one value, at index 1
+  EXPECT_EQ(good[0].features[3], 0.0f);
+  EXPECT_EQ(good[1].features[1], INFINITY);
+  EXPECT_TRUE(std::isnan(good[2].label[0]));
+  EXPECT_EQ(good[3].features, (std::vector<float>{-INFINITY, 0.0f, 0.0f, 2.0f}));
+}
+
 TEST(ParquetRowReader, AWrongNumberOfFeaturesIsABadRow) {
   ParquetRowReader reader(Fixture("vectors_snappy.parquet"), Format("features"), 7);
   Row row;

@@ -42,19 +42,27 @@ void Check(bool ok, const char* what) {
   }
 }
 
-// Reads every row of `path`, at most `num_features` features each (0: learnt).
+// Feature values one ReadAll passes over at most. A sparse vector may be as large as
+// 2^28 (kMaxVectorSize): legitimate, and densified, so a small file can hold many rows of
+// millions of features; reading them all would only time the fuzzer out, finding nothing.
+constexpr int64_t kMaxFeatureValues = int64_t{1} << 24;
+
+// Reads the rows of `path`, at most `num_features` features each (0: learnt), until it has
+// passed over kMaxFeatureValues values.
 void ReadAll(const std::string& path, const RowFormat& format, int64_t num_features) {
   try {
     sparktorch::parquet::ParquetRowReader reader(path, format, num_features);
     sparktorch::Row row;
     int64_t learnt = 0;
-    for (int rows = 0; rows < 100000; ++rows) {
+    int64_t values = 0;
+    for (int rows = 0; rows < 100000 && values < kMaxFeatureValues; ++rows) {
       try {
         if (!reader.Next(&row)) break;
       } catch (const sparktorch::RowError&) {
         continue;
       }
       const int64_t n = static_cast<int64_t>(row.features.size());
+      values += n;
       Check(n > 0, "a row without features");
       Check(num_features == 0 || n == num_features, "a row of the wrong width");
       if (learnt == 0) learnt = n;

@@ -74,8 +74,9 @@ def to_json_value(v):
     raise TypeError("unexpected value %r of type %s" % (v, type(v)))
 
 
-def write_fixture(name, rows, schema, compression):
-    """Writes rows as HERE/name.parquet (one file) and HERE/name.expected.jsonl."""
+def write_fixture(name, rows, schema, compression, expected=True):
+    """Writes rows as HERE/name.parquet (one file) and, when `expected`, HERE/name.expected.jsonl
+    (JSON has no NaN or infinity: the tests of such a fixture name its values themselves)."""
     tmp = os.path.join(HERE, "_tmp_" + name)
     shutil.rmtree(tmp, ignore_errors=True)
     df = spark.createDataFrame(rows, schema).coalesce(1)
@@ -94,6 +95,9 @@ def write_fixture(name, rows, schema, compression):
     got = back.collect()
     if len(got) != len(rows):
         raise RuntimeError("%s: wrote %d rows, read back %d" % (name, len(rows), len(got)))
+    if not expected:
+        reset_conf()
+        return out
     # The read-back rows must be the written rows, in order (FLOAT columns as float32).
     float_cols = [i for i, f in enumerate(schema.fields) if isinstance(f.dataType, FloatType)]
     for k, (w, r) in enumerate(zip(rows, got)):
@@ -253,9 +257,20 @@ def main():
                          StructField("price", DecimalType(10, 2), True)])
     written.append(write_fixture("decimals", rows, schema, "snappy"))
 
+    # 7. nonfinite: NaN and infinities in sparse and dense vectors and in the label; the last row
+    # is finite. No .expected.jsonl: parquet_rows_test names these values.
+    nan, inf = float("nan"), float("inf")
+    rows = [(0.0, SparseVector(4, [1], [nan])),
+            (1.0, DenseVector([1.0, inf, 0.0, 0.0])),
+            (nan, DenseVector([1.0, 2.0, 3.0, 4.0])),
+            (1.0, SparseVector(4, [0, 3], [-inf, 2.0])),
+            (0.0, DenseVector([0.5, 0.0, 0.0, 1.0]))]
+    schema = StructType([StructField("label", DoubleType(), False), vector_struct("features")])
+    written.append(write_fixture("nonfinite", rows, schema, "snappy", expected=False))
+
     for path in written:
         for f in (path, path[:-len(".parquet")] + ".expected.jsonl"):
-            if os.path.getsize(f) >= 40 * 1024:
+            if os.path.exists(f) and os.path.getsize(f) >= 40 * 1024:
                 raise RuntimeError("%s is over 40 KB" % f)
     counts = {}
     for path in written:
