@@ -1,9 +1,12 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli/commands.h"
 #include "core/jobs/inspect_job.h"
+#include "formats/error.h"
+#include "formats/row_format.h"
 
 namespace sparktorch {
 namespace {
@@ -11,7 +14,15 @@ namespace {
 struct InspectFlags {
   std::string model_path;
   bool json = false;
+  // Parquet inputs: the flags of train and predict that say which columns to read.
+  std::vector<std::string> inputs;
+  std::string format;
+  RowFormat rows;
+  bool no_label = false;
 };
+
+// Files listed one per line in the text form; the rest are counted.
+constexpr size_t kFilesListed = 10;
 
 // A number of an epoch's object with `digits` after the point, or "-" when it has none.
 std::string Cell(const nlohmann::json& epoch, const char* key, int digits) {
@@ -53,21 +64,92 @@ void Print(const nlohmann::json& info) {
   }
 }
 
-}  // namespace
+void PrintParquet(const nlohmann::json& info) {
+  const nlohmann::json& files = info["files"];
+  std::printf("parquet: %zu file%s, %lld rows\n", files.size(), files.size() == 1 ? "" : "s",
+              static_cast<long long>(info["rows"].get<int64_t>()));
+  for (size_t i = 0; i < files.size() && i < kFilesListed; ++i) {
+    const nlohmann::json& f = files[i];
+    std::string codecs;
+    for (const auto& c : f["codecs"]) codecs += (codecs.empty() ? "" : ", ") + c.get<std::string>();
+    const int64_t groups = f["row_groups"].get<int64_t>();
+    std::printf("  %s: %lld rows, %lld row group%s, %s\n", f["path"].get<std::string>().c_str(),
+                static_cast<long long>(f["rows"].get<int64_t>()), static_cast<long long>(groups),
+                groups == 1 ? "" : "s", codecs.c_str());
+  }
+  if (files.size() > kFilesListed) std::printf("  ... and %zu more\n", files.size() - kFilesListed);
+  for (const auto& c : info["columns"]) {
+    std::printf("%-9s %s (%s)\n", (c["role"].get<std::string>() + ":").c_str(),
+                c["name"].get<std::string>().c_str(), c["kind"].get<std::string>().c_str());
+  }
+  if (info["num_features"].get<int64_t>() > 0) {
+    std::printf("features per row: %lld\n",
+                static_cast<long long>(info["num_features"].get<int64_t>()));
+  } else {
+    std::printf("features per row: unknown (no good row among the first read)\n");
+  }
+  if (!info["first_bad_row"].is_null()) {
+    std::printf("first bad row: %s\n", info["first_bad_row"].get<std::string>().c_str());
+  }
+  std::printf("sparktorch reads these rows (--format parquet)\n");
+}
 
-void SetupInspectCommand(CLI::App& app) {
-  auto flags = std::make_shared<InspectFlags>();
-  CLI::App* c = app.add_subcommand("inspect", "Show a model's tensors and manifest");
-  c->add_option("model", flags->model_path, "Model file (.pt)")->required();
-  c->add_flag("--json", flags->json, "Print one JSON object instead of text");
-  c->callback([flags] {
-    nlohmann::json info = InspectModel(flags->model_path);
-    if (flags->json) {
+void Run(const InspectFlags& f) {
+  if (f.inputs.empty()) {
+    if (f.model_path.empty()) {
+      throw UsageError("inspect needs a model file, or Parquet files with --format parquet "
+                       "--input");
+    }
+    nlohmann::json info = InspectModel(f.model_path);
+    if (f.json) {
       std::printf("%s\n", info.dump(2).c_str());
     } else {
       Print(info);
     }
-  });
+    return;
+  }
+  if (!f.model_path.empty()) {
+    throw UsageError("inspect shows a model or Parquet files (--input), not both");
+  }
+  if (f.format != "parquet") {
+    throw UsageError("inspect --input reads Parquet files: give --format parquet (other "
+                     "formats have no footer to describe)");
+  }
+  RowFormat format = f.rows;
+  format.kind = RowFormatKind::kParquet;
+  if (f.no_label) format.label = LabelPresence::kNone;
+  nlohmann::json info = InspectParquet(f.inputs, format);
+  if (f.json) {
+    std::printf("%s\n", info.dump(2).c_str());
+  } else {
+    PrintParquet(info);
+  }
+}
+
+}  // namespace
+
+void SetupInspectCommand(CLI::App& app) {
+  auto flags = std::make_shared<InspectFlags>();
+  CLI::App* c = app.add_subcommand(
+      "inspect", "Show a model's tensors and manifest, or what sparktorch reads of Parquet files");
+  c->add_option("model", flags->model_path, "Model file (.pt)");
+  c->add_flag("--json", flags->json, "Print one JSON object instead of text");
+  RowFormat& rows = flags->rows;
+  c->add_option("--input,-i", flags->inputs, "Parquet files or directories of part files")
+      ->group("Parquet");
+  c->add_option("--format", flags->format, "parquet (with --input)")->group("Parquet");
+  c->add_option("--features-field", rows.features_field,
+                "Feature column(s), comma-separated (default features)")
+      ->group("Parquet");
+  c->add_option("--label-field", rows.label_field, "Label column (default label)")
+      ->group("Parquet");
+  c->add_flag("--no-label", flags->no_label, "Read no label column")->group("Parquet");
+  c->add_option("--id-field", rows.id_field, "Id column (default: none)")->group("Parquet");
+  c->add_option("--num-features", rows.num_features, "Features a row must have (default: any)")
+      ->check(CLI::PositiveNumber)
+      ->group("Parquet");
+  c->add_flag("--allow-nan", rows.allow_nan, "Accept NaN and Inf values")->group("Parquet");
+  c->callback([flags] { Run(*flags); });
 }
 
 }  // namespace sparktorch

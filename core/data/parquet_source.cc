@@ -40,14 +40,7 @@ std::vector<std::string> PartFiles(const std::string& input) {
 ParquetSource::ParquetSource(const std::vector<std::string>& inputs, const RowFormat& format,
                              int share_rank, int share_world)
     : format_(format), num_features_(format.num_features) {
-  if (inputs.empty() || std::find(inputs.begin(), inputs.end(), kStdinName) != inputs.end()) {
-    throw UsageError("--format parquet reads files, not stdin (a Parquet file's metadata is at "
-                     "its end): give the files or their directories with --input, or the "
-                     "format of the rows on stdin with --format");
-  }
-  for (const std::string& input : inputs) {
-    for (std::string& path : PartFiles(input)) parts_.push_back(Part{std::move(path), 0, INT64_MAX});
-  }
+  for (std::string& path : Files(inputs)) parts_.push_back(Part{std::move(path), 0, INT64_MAX});
   if (share_world <= 1) return;  // every row: no footer to read ahead of the reader
   std::vector<int64_t> starts;  // each file's first row among all the files' rows
   int64_t rows = 0;
@@ -70,6 +63,19 @@ ParquetSource::ParquetSource(const std::vector<std::string>& inputs, const RowFo
 }
 
 ParquetSource::~ParquetSource() = default;
+
+std::vector<std::string> ParquetSource::Files(const std::vector<std::string>& inputs) {
+  if (inputs.empty() || std::find(inputs.begin(), inputs.end(), kStdinName) != inputs.end()) {
+    throw UsageError("--format parquet reads files, not stdin (a Parquet file's metadata is at "
+                     "its end): give the files or their directories with --input, or the "
+                     "format of the rows on stdin with --format");
+  }
+  std::vector<std::string> files;
+  for (const std::string& input : inputs) {
+    for (std::string& path : PartFiles(input)) files.push_back(std::move(path));
+  }
+  return files;
+}
 
 bool ParquetSource::Next(Row* row) {
   for (;;) {

@@ -28,6 +28,10 @@ class ParquetSource {
                 int share_world);
   ~ParquetSource();
 
+  // The Parquet files `inputs` stand for, in the order this source reads them. Throws as the
+  // constructor does for stdin and for an input it cannot list.
+  static std::vector<std::string> Files(const std::vector<std::string>& inputs);
+
   // Reads the next row into *row. Returns false after the last. Throws RowError for a bad row
   // (where() names it; Next then goes on after it) and InputError for an unreadable file.
   bool Next(Row* row);

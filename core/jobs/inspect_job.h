@@ -2,8 +2,11 @@
 #define SPARKTORCH_CORE_JOBS_INSPECT_JOB_H_
 
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
+
+#include "formats/row_format.h"
 
 namespace sparktorch {
 
@@ -13,6 +16,19 @@ namespace sparktorch {
 //    "manifest": {...} or null for a TorchScript model sparktorch did not train}
 // Throws ModelError for a file that is not a TorchScript model.
 nlohmann::json InspectModel(const std::string& model_path);
+
+// What `sparktorch inspect --format parquet --input ...` shows of Parquet inputs (files or
+// directories of part files) read with `format` (its features, label and id fields), from the
+// files' footers and their first good row:
+//   {"files": [{"path": P, "rows": N, "row_groups": G, "codecs": ["SNAPPY"]}], "rows": N,
+//    "columns": [{"role": "features"|"label"|"id", "name": C, "kind": "vector"|"array"|
+//                 "number"|"text"}],
+//    "num_features": F (0: no good row among the first ones read),
+//    "first_bad_row": "FILE: row N: why" for a bad row before the first good one, or null}
+// Throws InputError, as training would before its first row, when a file cannot be read: not
+// Parquet, a column missing or of a kind sparktorch cannot use, or a column chunk compressed or
+// encoded in a way it does not read (checked in every row group); UsageError for stdin.
+nlohmann::json InspectParquet(const std::vector<std::string>& inputs, const RowFormat& format);
 
 }  // namespace sparktorch
 

@@ -63,6 +63,8 @@ void ReadColumnMetaData(ThriftReader& in, ColumnChunk* c) {
   ReadStruct(in, [&](int16_t id, T::Type type) {
     if (id == 1 && IsInt(type)) {
       c->type = static_cast<PhysicalType>(in.ReadI32());
+    } else if (id == 2 && type == T::kList) {
+      ReadList(in, [&] { c->encodings.push_back(static_cast<Encoding>(in.ReadI32())); });
     } else if (id == 3 && type == T::kList) {
       ReadList(in, [&] { c->path.push_back(in.ReadBinary()); });
     } else if (id == 4 && IsInt(type)) {

@@ -39,6 +39,9 @@ struct SchemaElement {
 struct ColumnChunk {
   PhysicalType type = PhysicalType::kInt32;
   std::vector<std::string> path;
+  // Every encoding the chunk's pages use, their levels' too (parquet-mr also lists BIT_PACKED
+  // for levels it does not write).
+  std::vector<Encoding> encodings;
   Codec codec = Codec::kUncompressed;
   int64_t num_values = 0;
   int64_t data_page_offset = 0;

@@ -129,11 +129,43 @@ int ParquetFile::FindField(const std::string& name) const {
   return -1;
 }
 
+namespace {
+
+// The encodings ChunkDecoder reads: values PLAIN or dictionary-encoded, levels RLE (BIT_PACKED
+// only as parquet-mr lists it, for levels it never writes that way).
+bool EncodingSupported(Encoding encoding) {
+  return encoding == Encoding::kPlain || encoding == Encoding::kPlainDictionary ||
+         encoding == Encoding::kRle || encoding == Encoding::kBitPacked ||
+         encoding == Encoding::kRleDictionary;
+}
+
+}  // namespace
+
+std::string ParquetFile::Where(size_t row_group, size_t leaf) const {
+  return path_ + ": row group " + std::to_string(row_group + 1) + ", column " +
+         leaves_.at(leaf).path + ": ";
+}
+
+void ParquetFile::CheckColumn(size_t row_group, size_t leaf) const {
+  const ColumnChunk& meta = metadata_.row_groups.at(row_group).columns.at(leaf);
+  if (!CodecSupported(meta.codec)) {
+    throw InputError(Where(row_group, leaf) + "compressed with " + CodecName(meta.codec) +
+                     ", which sparktorch does not read (it reads SNAPPY, GZIP and UNCOMPRESSED: "
+                     "Spark's spark.sql.parquet.compression.codec)");
+  }
+  for (Encoding encoding : meta.encodings) {
+    if (!EncodingSupported(encoding)) {
+      throw InputError(Where(row_group, leaf) + "encoded as " + EncodingName(encoding) +
+                       ", which sparktorch does not read (it reads PLAIN and dictionary "
+                       "encodings, as Spark writes them with parquet.writer.version v1)");
+    }
+  }
+}
+
 void ParquetFile::ReadColumn(size_t row_group, size_t leaf, ValueKind kind, ColumnValues* out) {
   const ColumnChunk& meta = metadata_.row_groups.at(row_group).columns.at(leaf);
   const Leaf& l = leaves_.at(leaf);
-  const std::string where = path_ + ": row group " + std::to_string(row_group + 1) + ", column " +
-                            l.path + ": ";
+  const std::string where = Where(row_group, leaf);
   int64_t start = meta.data_page_offset;
   if (meta.dictionary_page_offset && *meta.dictionary_page_offset > 0 &&
       *meta.dictionary_page_offset < start) {
@@ -143,11 +175,7 @@ void ParquetFile::ReadColumn(size_t row_group, size_t leaf, ValueKind kind, Colu
       meta.total_compressed_size > size_ - 8 - start) {
     throw InputError(where + "corrupt column chunk offsets");
   }
-  if (!CodecSupported(meta.codec)) {
-    throw InputError(where + "compressed with " + CodecName(meta.codec) +
-                     ", which sparktorch does not read (it reads SNAPPY, GZIP and UNCOMPRESSED: "
-                     "Spark's spark.sql.parquet.compression.codec)");
-  }
+  CheckColumn(row_group, leaf);
   chunk_.resize(static_cast<size_t>(meta.total_compressed_size));
   ReadAt(fd_, path_, start, chunk_.size(), chunk_.data());
   LeafLayout layout{l.type, l.max_def, l.max_rep, kind};

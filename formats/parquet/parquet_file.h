@@ -50,12 +50,19 @@ class ParquetFile {
   // The index of the top-level field `name` in fields(), or -1.
   int FindField(const std::string& name) const;
 
+  // Throws InputError naming the file, the row group and the column when, from the footer
+  // alone, leaf `leaf`'s chunk in row group `row_group` is compressed or encoded in a way
+  // this reader does not read (ReadColumn checks it too).
+  void CheckColumn(size_t row_group, size_t leaf) const;
+
   // Decodes leaf `leaf`'s chunk in row group `row_group` into *out as `kind`. Throws
   // InputError naming the file, the row group and the column.
   void ReadColumn(size_t row_group, size_t leaf, ValueKind kind, ColumnValues* out);
 
  private:
   void BuildLeaves();
+  // "PATH: row group G, column a.b: ", the start of a message about a column chunk.
+  std::string Where(size_t row_group, size_t leaf) const;
 
   std::string path_;
   int fd_ = -1;

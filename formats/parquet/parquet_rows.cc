@@ -239,6 +239,34 @@ void ParquetRowReader::LoadRowGroup(size_t group) {
   loaded_ = true;
 }
 
+void ParquetRowReader::CheckColumns() const {
+  auto check = [&](const SelectedColumn& column) {
+    for (size_t g = 0; g < file_.metadata().row_groups.size(); ++g) {
+      for (const Cursor& c : column.leaves) file_.CheckColumn(g, c.leaf);
+    }
+  };
+  for (const auto& f : features_) check(*f);
+  if (label_) check(*label_);
+  if (id_) check(*id_);
+}
+
+std::vector<ParquetRowReader::Column> ParquetRowReader::columns() const {
+  auto describe = [](const char* role, const SelectedColumn& c) {
+    switch (c.shape) {
+      case Shape::kNumber: return Column{role, c.name, "number"};
+      case Shape::kArray: return Column{role, c.name, "array"};
+      case Shape::kVector: return Column{role, c.name, "vector"};
+      case Shape::kText: break;
+    }
+    return Column{role, c.name, "text"};
+  };
+  std::vector<Column> out;
+  for (const auto& f : features_) out.push_back(describe("features", *f));
+  if (label_) out.push_back(describe("label", *label_));
+  if (id_) out.push_back(describe("id", *id_));
+  return out;
+}
+
 void ParquetRowReader::TakeRow(bool keep) {
   auto take = [&](SelectedColumn& column) {
     for (Cursor& c : column.leaves) c.Take(keep);

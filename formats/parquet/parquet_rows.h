@@ -36,11 +36,24 @@ class ParquetRowReader {
   // goes on with the row after it; InputError for a corrupt file.
   bool Next(Row* row);
 
+  // Throws InputError when a row group's chunk of a column it reads is compressed or encoded
+  // in a way this reader does not read, as the footer says (no page is read).
+  void CheckColumns() const;
+
+  // A column it reads: `role` "features", "label" or "id"; `kind` "vector" (a Spark ML
+  // vector), "array", "number" or "text".
+  struct Column {
+    std::string role, name, kind;
+  };
+  // The columns it reads: the features' in order, then the label's and the id's when read.
+  std::vector<Column> columns() const;
+
   // The 1-based number, in the file, of the row Next last returned or rejected.
   int64_t row_number() const { return row_ + 1; }
   // Features per row: the caller's, or learnt from the first row; 0 before.
   int64_t num_features() const { return num_features_; }
   const std::string& path() const { return file_.path(); }
+  const ParquetFile& file() const { return file_; }
 
  private:
   std::unique_ptr<SelectedColumn> Select(const std::string& name, const char* role);

@@ -264,6 +264,49 @@ TEST(ParquetRowReader, RefusesADecimalColumnRatherThanReadItsUnscaledIntegers) {
                    "read: cast the column to double before writing it");
 }
 
+TEST(ParquetRowReader, RefusesDeltaEncodedIntegersFromTheFooterBeforeAnyPage) {
+  // parquet-mr's v2 writer without dictionaries: the label, the vector's type, size and
+  // indices are DELTA_BINARY_PACKED (tests/formats/data/parquet/README.md).
+  const std::string path = Fixture("delta_v2.parquet");
+  ParquetFile file(path);
+  EXPECT_EQ(file.metadata().row_groups.at(0).columns.at(0).encodings,
+            std::vector<Encoding>{Encoding::kDeltaBinaryPacked});
+  const std::string why =
+      path + ": row group 1, column features.type: encoded as DELTA_BINARY_PACKED, which "
+             "sparktorch does not read (it reads PLAIN and dictionary encodings, as Spark writes "
+             "them with parquet.writer.version v1)";
+  ParquetRowReader reader(path, Format("features"), 0);
+  EXPECT_EQ(InputErrorOf([&] { reader.CheckColumns(); }), why);
+  EXPECT_EQ(InputErrorOf([&] {
+              Row row;
+              reader.Next(&row);
+            }),
+            why);
+}
+
+TEST(ParquetRowReader, TheFixturesSparkWroteWithV1PassTheFootersCheck) {
+  for (const char* name : {"vectors_snappy", "vectors_plain_fallback", "nulls", "nonfinite"}) {
+    SCOPED_TRACE(name);
+    ParquetRowReader reader(Fixture(std::string(name) + ".parquet"), Format("features"), 0);
+    EXPECT_NO_THROW(reader.CheckColumns());
+  }
+  ParquetFile file(Fixture("vectors_snappy.parquet"));
+  // parquet-mr lists BIT_PACKED for the levels of a required column, which it never writes so.
+  EXPECT_EQ(file.metadata().row_groups.at(0).columns.at(0).encodings,
+            (std::vector<Encoding>{Encoding::kPlainDictionary, Encoding::kBitPacked}));
+}
+
+TEST(ParquetRowReader, NamesTheColumnsItReadsAndTheirKinds) {
+  ParquetRowReader reader(Fixture("numeric_gzip.parquet"), Format("e,a", "label", "name"), 0);
+  std::vector<std::string> got;
+  for (const auto& c : reader.columns()) got.push_back(c.role + " " + c.name + " " + c.kind);
+  EXPECT_EQ(got, (std::vector<std::string>{"features e array", "features a number",
+                                           "label label number", "id name text"}));
+  ParquetRowReader vectors(Fixture("vectors_snappy.parquet"), Format("features", "label"), 0);
+  EXPECT_EQ(vectors.columns().at(0).kind, "vector");
+  EXPECT_EQ(vectors.columns().size(), 2u);
+}
+
 TEST(ParquetFile, RefusesAFileThatIsNotParquet) {
   const std::string path = Fixture("nulls.expected.jsonl");
   EXPECT_EQ(InputErrorOf([&] { ParquetFile file(path); }),

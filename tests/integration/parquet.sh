@@ -7,6 +7,8 @@
 # tracker with --rank-from-stdin and only the rank on stdin, --rank); predict --id-field prints
 # ID<TAB>VALUE in row order; stdin, a missing column, a file that is not Parquet and null values
 # are errors with their own exit status and one exact line, and --on-bad-row skip counts nulls.
+# inspect --format parquet describes files and directories (text and JSON) and refuses, with
+# train's message, a file train cannot read (delta_v2: DELTA_BINARY_PACKED integers).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/sync_lib.sh"
 source "$(dirname "$0")/hogwild_lib.sh"  # its summary_field (strict, cached) replaces the others
@@ -287,3 +289,49 @@ assert_eq "$(summary_field numeric_csv.records weights_crc32)" "$(summary_field 
 train_run numeric_swapped --format parquet --input "$NUM" --features-field a,b,d,c,e
 assert_ne "$(summary_field numeric_pq.records weights_crc32)" "$(summary_field numeric_swapped.records weights_crc32)" \
   "weights_crc32 with the columns c and d swapped (the order of --features-field counts)"
+
+check "h) inspect --format parquet: a directory of two part files, as text"
+mkdir inspect_table
+cp "$VEC" inspect_table/part-00000.parquet
+cp "$PQ/vectors_plain_fallback.parquet" inspect_table/part-00001.parquet
+: >inspect_table/_SUCCESS
+run_ok inspect.txt "$SPARKTORCH" inspect --format parquet --input inspect_table --id-field id
+cat >expected_inspect.txt <<'TXT'
+parquet: 2 files, 730 rows
+  inspect_table/part-00000.parquet: 330 rows, 3 row groups, SNAPPY
+  inspect_table/part-00001.parquet: 400 rows, 3 row groups, UNCOMPRESSED
+features: features (vector)
+label:    label (number)
+id:       id (text)
+features per row: 6
+sparktorch reads these rows (--format parquet)
+TXT
+assert_same_file expected_inspect.txt inspect.txt "the text of inspect"
+
+check "h) inspect --json: a bad first row is reported, the features counted from the next good one"
+run_ok inspect.json "$SPARKTORCH" inspect --json --format parquet --input "$PQ/nonfinite.parquet"
+assert_eq "5 4 1 features:vector,label:number" "$(python3 -c '
+import json, sys
+i = json.load(open(sys.argv[1]))
+print(i["rows"], i["num_features"], len(i["files"]),
+      ",".join("%s:%s" % (c["name"], c["kind"]) for c in i["columns"]))' inspect.json)" \
+  "rows, features per row, files, columns"
+assert_eq "$PQ/nonfinite.parquet: row 1: expected finite features, got nan (--allow-nan accepts it)" \
+  "$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["first_bad_row"])' inspect.json)" \
+  "first_bad_row"
+
+check "h) inspect: files train cannot read are exit 3 with train's message, from the footer"
+DELTA="$PQ/delta_v2.parquet"
+DELTA_LINE="$ERR $DELTA: row group 1, column features.type: encoded as DELTA_BINARY_PACKED, which sparktorch does not read (it reads PLAIN and dictionary encodings, as Spark writes them with parquet.writer.version v1)"
+expect_exit 3 "$DELTA_LINE" --stdout-empty -- "$SPARKTORCH" -q inspect --format parquet --input "$DELTA"
+expect_exit 3 "$DELTA_LINE" --stdout-empty -- "$SPARKTORCH" -q train "${COMMON[@]}" --format parquet --input "$DELTA"
+expect_exit 3 "$ERR $VEC: no column feats (--features-field); the columns are label, features, id" \
+  --stdout-empty -- "$SPARKTORCH" -q inspect --format parquet --input "$VEC" --features-field feats
+
+check "h) inspect: a model or Parquet files, one of them (exit 2)"
+expect_exit 2 "$ERR inspect needs a model file, or Parquet files with --format parquet --input" \
+  --stdout-empty -- "$SPARKTORCH" -q inspect
+expect_exit 2 "$ERR inspect --input reads Parquet files: give --format parquet (other formats have no footer to describe)" \
+  --stdout-empty -- "$SPARKTORCH" -q inspect --input "$VEC"
+expect_exit 2 "$ERR inspect shows a model or Parquet files (--input), not both" \
+  --stdout-empty -- "$SPARKTORCH" -q inspect pq.pt --format parquet --input "$VEC"

@@ -38,7 +38,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 # block 128 MiB, page 1 MiB, dictionary page 1 MiB, page-size check every >= 100 rows)
 # before each fixture.
 PARQUET_KEYS = ("parquet.block.size", "parquet.page.size", "parquet.dictionary.page.size",
-                "parquet.page.size.row.check.min", "parquet.page.size.row.check.max")
+                "parquet.page.size.row.check.min", "parquet.page.size.row.check.max",
+                "parquet.writer.version", "parquet.enable.dictionary")
 
 spark = SparkSession.builder.appName("sparktorch-parquet-fixtures").getOrCreate()
 spark.sparkContext.setLogLevel("WARN")
@@ -149,7 +150,8 @@ def footer_report(path):
                     p = pr.readPage()
                     if p is None:
                         break
-                    encs.append(p.getValueEncoding().toString())
+                    v2 = p.getClass().getSimpleName() == "DataPageV2"
+                    encs.append((p.getDataEncoding() if v2 else p.getValueEncoding()).toString())
                 summary = "%s:%s%dp" % (".".join(d.getPath()), "dict+" if dict_page else "", len(encs))
                 if any(e != "PLAIN_DICTIONARY" for e in encs):
                     summary += "[" + ",".join(e.replace("PLAIN_DICTIONARY", "D") for e in encs) + "]"
@@ -267,6 +269,16 @@ def main():
             (0.0, DenseVector([0.5, 0.0, 0.0, 1.0]))]
     schema = StructType([StructField("label", DoubleType(), False), vector_struct("features")])
     written.append(write_fixture("nonfinite", rows, schema, "snappy", expected=False))
+
+    # 8. delta_v2: parquet-mr's v2 writer without dictionaries stores the integers (the label,
+    # the vector's type, size and indices) as DELTA_BINARY_PACKED, which sparktorch does not read:
+    # its footer says so before any page is read.
+    rows = [(i % 10, DenseVector([i * 0.5, -i * 1.0, 1.0])) for i in range(20)]
+    schema = StructType([StructField("label", IntegerType(), False), vector_struct("features")])
+    reset_conf()
+    hconf.set("parquet.writer.version", "v2")
+    hconf.set("parquet.enable.dictionary", "false")
+    written.append(write_fixture("delta_v2", rows, schema, "snappy"))
 
     for path in written:
         for f in (path, path[:-len(".parquet")] + ".expected.jsonl"):
