@@ -165,16 +165,21 @@ def model_flags(options, model_path, config_path):
     return args
 
 
-def parquet_row_flags(paths, features, label, on_bad_row="fail"):
-    """Row flags for tasks that read Parquet files themselves (`--format parquet`): the files
-    `paths`, the feature columns `features` (joined in order), the `label` column (None: no
-    label, an autoencoder). With --rank-from-stdin each task reads its share of the rows."""
-    args = ["--format", "parquet", "--on-bad-row", on_bad_row,
-            "--features-field", ",".join(features)]
+def parquet_input_flags(paths, features, label):
+    """The flags that name Parquet files and their columns (`sparktorch train`, `predict` and
+    `inspect`): the files `paths`, the feature columns `features` (joined in order), the `label`
+    column (None: no label, an autoencoder)."""
+    args = ["--format", "parquet", "--features-field", ",".join(features)]
     args += ["--label-field", label] if label else ["--no-label"]
     for path in paths:
         args += ["--input", path]
     return args
+
+
+def parquet_row_flags(paths, features, label, on_bad_row="fail"):
+    """Row flags for tasks that read Parquet files themselves (`--format parquet`,
+    parquet_input_flags). With --rank-from-stdin each task reads its share of the rows."""
+    return parquet_input_flags(paths, features, label) + ["--on-bad-row", on_bad_row]
 
 
 def row_flags(has_label, on_bad_row="fail"):

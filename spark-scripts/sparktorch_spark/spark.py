@@ -20,16 +20,18 @@ import os
 import re
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import time
 import zipfile
 import zlib
 
+from . import exit_codes
 from . import jvm
 from . import options as opts
 from . import rows as text_rows
-from .job import model_files, run_training
+from .job import JobFailed, model_files, run_training
 from .options import OptionError
 from .tasks import (PREDICT_WHAT, BinaryMissing, PredictTask, binary_candidates, find_binary,
                     predict_command, process_env)
@@ -359,17 +361,58 @@ def _check_binary_here(sc, binary):
         find_binary(binary, files_dir(sc))
 
 
+def unreadable_parquet(binary, paths, names, has_label, log):
+    """Why the sparktorch binary here cannot read the Parquet files `paths` (`names`: the
+    feature columns' then the label's), as `sparktorch inspect` finds from their footers and
+    first row; None when it can, or when it cannot tell."""
+    command = [binary, "inspect"] + opts.parquet_input_flags(
+        paths, names[:-1] if has_label else names, names[-1] if has_label else None)
+    try:
+        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              timeout=120, check=False, env=process_env(1))
+    except (OSError, subprocess.TimeoutExpired) as e:
+        log.write("sparktorch: could not check the Parquet files on the driver: %s\n" % e)
+        return None
+    if done.returncode != exit_codes.BAD_INPUT:
+        return None
+    lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1].replace("sparktorch: error: ", "", 1) if lines else "no message"
+
+
 def train(df, options, log=None):
     """Trains `options.torchObj` on `df` (TrainOptions); returns a job.TrainResult, whose
     `features` are the feature columns it used. Raises OptionError, BinaryMissing or
-    serve.ServeError before any training starts, and job.JobFailed when the job fails."""
+    serve.ServeError before any training starts, and job.JobFailed when the job fails.
+
+    When `df` is a plain read of Parquet files (readParquet), the tasks read their rows from
+    the files themselves. If that job fails and the binary here finds that it cannot read the
+    files (a codec or encoding it does not read), the job runs again with the rows through
+    Spark, saying why."""
     log = sys.stderr if log is None else log
     mode = options.check()
-    sc = _session(df).sparkContext
     features = feature_columns(df, options.inputCol, options.inputCols, (options.labelCol,))
     label = label_column(df, options.labelCol)
-    barrier = options.useBarrier
     files = _parquet_files(df, features, label) if options.readParquet else None
+    if files is not None:
+        try:
+            return _train(df, options, mode, features, label, files, log)
+        except JobFailed:
+            names, paths = files
+            why = unreadable_parquet(driver_binary(options), paths, names, label is not None,
+                                      log)
+            if why is None:
+                raise
+            log.write("sparktorch: the tasks cannot read these Parquet files themselves (%s); "
+                      "the rows go through Spark instead (readParquet=False goes there at "
+                      "once)\n" % why)
+    return _train(df, options, mode, features, label, None, log)
+
+
+def _train(df, options, mode, features, label, files, log):
+    """train(), with the rows read by the tasks from `files` ((names, paths)), else piped
+    through Spark."""
+    sc = _session(df).sparkContext
+    barrier = options.useBarrier
     row_args = None
     if files is not None:
         # The tasks read the files themselves: each gets only its rank (a partition of one row).

@@ -15,6 +15,7 @@ from sparktorch_spark import cli  # noqa: E402
 from sparktorch_spark import options as opts  # noqa: E402
 from sparktorch_spark.options import OptionError, TrainOptions  # noqa: E402
 from sparktorch_spark import exit_codes  # noqa: E402
+from sparktorch_spark import spark  # noqa: E402
 from sparktorch_spark.runner import SparktorchError, pipe_partition  # noqa: E402
 from sparktorch_spark.tasks import train_command  # noqa: E402
 
@@ -158,12 +159,15 @@ class FlagsTest(unittest.TestCase):
     def test_parquet_row_flags_name_the_columns_and_every_file(self):
         self.assertEqual(opts.parquet_row_flags(["/d/a.parquet", "/d/b c.parquet"], ["x", "y"], "y2",
                                                 "skip"),
-                         ["--format", "parquet", "--on-bad-row", "skip", "--features-field",
-                          "x,y", "--label-field", "y2", "--input", "/d/a.parquet", "--input",
-                          "/d/b c.parquet"])
+                         ["--format", "parquet", "--features-field", "x,y", "--label-field", "y2",
+                          "--input", "/d/a.parquet", "--input", "/d/b c.parquet",
+                          "--on-bad-row", "skip"])
         self.assertEqual(opts.parquet_row_flags(["/a.parquet"], ["features"], None),
-                         ["--format", "parquet", "--on-bad-row", "fail", "--features-field",
-                          "features", "--no-label", "--input", "/a.parquet"])
+                         ["--format", "parquet", "--features-field", "features", "--no-label",
+                          "--input", "/a.parquet", "--on-bad-row", "fail"])
+        self.assertEqual(opts.parquet_input_flags(["/a.parquet"], ["features"], "label"),
+                         ["--format", "parquet", "--features-field", "features", "--label-field",
+                          "label", "--input", "/a.parquet"])
 
 
 class BinaryTakesTheFlagsTest(unittest.TestCase):
@@ -259,6 +263,34 @@ class BinaryTakesTheFlagsTest(unittest.TestCase):
                                 env=dict(os.environ, SPARKTORCH_SECRET="options-test-secret")))
         self.assertEqual(caught.exception.stderr_tail[-1], "sparktorch: error: cannot reach the "
                          "tracker at 127.0.0.1:1: Connection refused")
+
+    def test_inspect_takes_the_parquet_input_flags(self):
+        data = os.path.join(REPO, "tests", "formats", "data", "parquet", "numeric_gzip.parquet")
+        done = subprocess.run([SPARKTORCH, "inspect"] +
+                              opts.parquet_input_flags([data], ["e", "a"], "label"),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=False)
+        self.assertEqual(done.returncode, exit_codes.OK, done.stderr)
+        self.assertIn(b"features per row: 3\n", done.stdout)
+
+    def test_the_driver_finds_files_the_tasks_cannot_read(self):
+        parquet = os.path.join(REPO, "tests", "formats", "data", "parquet")
+        log = io.StringIO()
+        delta = os.path.join(parquet, "delta_v2.parquet")
+        self.assertEqual(spark.unreadable_parquet(SPARKTORCH, [delta], ["features", "label"],
+                                                  True, log),
+                         delta + ": row group 1, column features.type: encoded as "
+                         "DELTA_BINARY_PACKED, which sparktorch does not read (it reads PLAIN and "
+                         "dictionary encodings, as Spark writes them with parquet.writer.version "
+                         "v1)")
+        readable = os.path.join(parquet, "vectors_snappy.parquet")
+        self.assertIsNone(spark.unreadable_parquet(SPARKTORCH, [readable],
+                                                   ["features", "label"], True, log))
+        # A bad row is not a file the tasks cannot read: the job's failure stands.
+        nulls = os.path.join(parquet, "nulls.parquet")
+        self.assertIsNone(spark.unreadable_parquet(SPARKTORCH, [nulls], ["x"], False, log))
+        self.assertIsNone(spark.unreadable_parquet("/nonexistent/sparktorch", [readable],
+                                                   ["features"], False, log))
+        self.assertIn("could not check the Parquet files on the driver: ", log.getvalue())
 
     def test_a_hogwild_task_takes_the_hogwild_flags(self):
         failed = self.run_task("hogwild", FlagsTest.HOGWILD, "127.0.0.1:1", [])

@@ -14,7 +14,11 @@ non-zero exit status and the cause in spark-submit's output, and write no model:
   train.py's error names the rank, the file's path, the row in that file (`rank 1 failed:
   PATH: row 17: label 42 is not a class index`), and the job is not run again;
 - a missing binary: --binary /nonexistent/sparktorch fails saying `no sparktorch binary` and
-  the path it tried.
+  the path it tried;
+- (local[2] only) not a failure in the end: Parquet files the binary cannot read (delta.parquet:
+  DELTA_BINARY_PACKED integers) make the first try, with the tasks reading the files, fail;
+  the driver's binary finds why from the footers, says it, and the job runs again with the
+  rows through Spark, which trains on all 4,000 rows and writes the model.
 
   failures_test.py local|cluster
 """
@@ -22,8 +26,8 @@ import glob
 import os
 import re
 
-from lib import (SPARK_DATA, check, done, expect, expect_failure, expect_in, setup, submit,
-                 train_args)
+from lib import (CLOSING, SPARK_DATA, check, done, expect, expect_failure, expect_in,
+                 expect_success, setup, submit, train_args)
 
 # Seconds within which each job must have failed (a hang would run to the test's timeout).
 # Measured on 2 loaded cores: 5-16 s for a missing binary, 10-34 s for a bad row, 10-38 s for
@@ -35,7 +39,7 @@ WITHIN = 90
 
 
 def main():
-    _, master = setup("failures")
+    where, master = setup("failures")
     train = os.path.join(SPARK_DATA, "train.parquet")
 
     check("--partitions 3 on %s (2 slots): fails before any training" % master)
@@ -84,7 +88,29 @@ def main():
     expect_in(r"no sparktorch binary.*/nonexistent/sparktorch", run.text,
               "the cause and the path tried")
     expect(not os.path.exists(model), "no model written")
+
+    if where == "local":
+        unreadable_parquet(master)
     done()
+
+
+def unreadable_parquet(master):
+    """delta.parquet: the tasks cannot read it; the rows go through Spark instead."""
+    check("delta.parquet (DELTA_BINARY_PACKED integers): the rows go through Spark after the "
+          "tasks fail to read the files")
+    model = os.path.abspath("delta.pt")
+    run = submit("delta_parquet", master, train_args(os.path.join(SPARK_DATA, "delta.parquet"),
+                                                     "sync", 1, model), timeout=240)
+    expect_success(run, "train.py on files the binary cannot read")
+    expect_in(r"^sparktorch: the 2 tasks read their rows from the 2 Parquet files themselves",
+              run.text, "the first try: the tasks read the files themselves")
+    expect_in(r"^sparktorch: the tasks cannot read these Parquet files themselves \(\S+/"
+              r"delta\.parquet/part-00000-\S+: row group 1, column features\.type: encoded as "
+              r"DELTA_BINARY_PACKED, which sparktorch does not read \(.*\)\); the rows go "
+              r"through Spark instead", run.text, "the driver says why, and what it does instead")
+    closing = expect_in(CLOSING, run.out, "train.py's closing line")
+    expect(int(closing.group(2)) == 4000, "the job trained on the 4000 rows", closing.group(2))
+    expect(os.path.exists(model), "the model written")
 
 
 if __name__ == "__main__":
