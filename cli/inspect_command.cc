@@ -1,6 +1,7 @@
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cli/commands.h"
@@ -94,19 +95,14 @@ void PrintParquet(const nlohmann::json& info) {
   std::printf("sparktorch reads these rows (--format parquet)\n");
 }
 
-void Run(const InspectFlags& f) {
+// The model's or the Parquet inputs' description, and how to print it as text.
+std::pair<nlohmann::json, void (*)(const nlohmann::json&)> Inspect(const InspectFlags& f) {
   if (f.inputs.empty()) {
     if (f.model_path.empty()) {
       throw UsageError("inspect needs a model file, or Parquet files with --format parquet "
                        "--input");
     }
-    nlohmann::json info = InspectModel(f.model_path);
-    if (f.json) {
-      std::printf("%s\n", info.dump(2).c_str());
-    } else {
-      Print(info);
-    }
-    return;
+    return {InspectModel(f.model_path), Print};
   }
   if (!f.model_path.empty()) {
     throw UsageError("inspect shows a model or Parquet files (--input), not both");
@@ -118,11 +114,15 @@ void Run(const InspectFlags& f) {
   RowFormat format = f.rows;
   format.kind = RowFormatKind::kParquet;
   if (f.no_label) format.label = LabelPresence::kNone;
-  nlohmann::json info = InspectParquet(f.inputs, format);
+  return {InspectParquet(f.inputs, format), PrintParquet};
+}
+
+void Run(const InspectFlags& f) {
+  auto [info, print] = Inspect(f);
   if (f.json) {
     std::printf("%s\n", info.dump(2).c_str());
   } else {
-    PrintParquet(info);
+    print(info);
   }
 }
 
