@@ -369,7 +369,7 @@ def unreadable_parquet(binary, paths, names, has_label, log):
         paths, names[:-1] if has_label else names, names[-1] if has_label else None)
     try:
         done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                              timeout=120, check=False, env=process_env(1))
+                              timeout=120, check=False, env=dict(os.environ, **process_env(1)))
     except (OSError, subprocess.TimeoutExpired) as e:
         log.write("sparktorch: could not check the Parquet files on the driver: %s\n" % e)
         return None
