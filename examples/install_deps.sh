@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates zlib1g-dev
+  libzstd-dev  # ZSTD pages in Parquet files
   libtorch-dev libopenblas0-pthread
   libcli11-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libspdlog-dev
   libbenchmark-dev libgtest-dev clang libclang-rt-14-dev

@@ -1,7 +1,9 @@
 #include "formats/parquet/decompress.h"
 
 #include <zlib.h>
-
+#ifdef SPARKTORCH_HAVE_ZSTD
+#include <zstd.h>
+#endif
 
 #include "formats/error.h"
 #include "formats/parquet/snappy.h"
@@ -33,7 +35,20 @@ void Inflate(const uint8_t* data, size_t size, size_t uncompressed_size,
 }  // namespace
 
 bool CodecSupported(Codec codec) {
+#ifdef SPARKTORCH_HAVE_ZSTD
+  if (codec == Codec::kZstd) return true;
+#endif
   return codec == Codec::kUncompressed || codec == Codec::kSnappy || codec == Codec::kGzip;
+}
+
+std::string CodecRefusal(Codec codec) {
+#ifdef SPARKTORCH_HAVE_ZSTD
+  const char* codecs = "SNAPPY, GZIP, ZSTD and UNCOMPRESSED";
+#else
+  const char* codecs = "SNAPPY, GZIP and UNCOMPRESSED; this build has no libzstd for ZSTD";
+#endif
+  return "compressed with " + CodecName(codec) + ", which sparktorch does not read (it reads " +
+         codecs + ": Spark's spark.sql.parquet.compression.codec)";
 }
 
 void Decompress(Codec codec, const uint8_t* data, size_t size, size_t uncompressed_size,
@@ -49,10 +64,23 @@ void Decompress(Codec codec, const uint8_t* data, size_t size, size_t uncompress
     case Codec::kGzip:
       Inflate(data, size, uncompressed_size, out);
       return;
+#ifdef SPARKTORCH_HAVE_ZSTD
+    case Codec::kZstd: {
+      // The page header's size bounds the output: a frame that says or makes more is corrupt.
+      out->resize(uncompressed_size);
+      const size_t got = ZSTD_decompress(out->data(), uncompressed_size, data, size);
+      if (ZSTD_isError(got) || got != uncompressed_size) {
+        throw InputError(std::string("corrupt ZSTD page (") +
+                         (ZSTD_isError(got) ? ZSTD_getErrorName(got)
+                                            : std::to_string(got) + " of " +
+                                                  std::to_string(uncompressed_size) + " bytes") +
+                         ")");
+      }
+      return;
+    }
+#endif
     default:
-      throw InputError("pages compressed with " + CodecName(codec) +
-                       ", which sparktorch does not read (it reads SNAPPY, GZIP and "
-                       "UNCOMPRESSED: Spark's spark.sql.parquet.compression.codec)");
+      throw InputError("pages " + CodecRefusal(codec));
   }
 }
 

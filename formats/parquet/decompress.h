@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "formats/parquet/metadata.h"
@@ -11,8 +12,12 @@ namespace sparktorch {
 namespace parquet {
 
 // Whether sparktorch reads pages compressed with `codec`: UNCOMPRESSED, SNAPPY (Spark's
-// default) and GZIP.
+// default), GZIP, and ZSTD where it was built with libzstd (SPARKTORCH_HAVE_ZSTD).
 bool CodecSupported(Codec codec);
+
+// "compressed with LZ4, which sparktorch does not read (it reads ...)": why pages compressed
+// with `codec` (one CodecSupported refuses) cannot be read.
+std::string CodecRefusal(Codec codec);
 
 // Decompresses one page's `size` bytes at `data`, compressed with `codec`, into *out (replacing
 // what it held), which must then hold `uncompressed_size` bytes. Throws InputError for corrupt

@@ -149,9 +149,7 @@ std::string ParquetFile::Where(size_t row_group, size_t leaf) const {
 void ParquetFile::CheckColumn(size_t row_group, size_t leaf) const {
   const ColumnChunk& meta = metadata_.row_groups.at(row_group).columns.at(leaf);
   if (!CodecSupported(meta.codec)) {
-    throw InputError(Where(row_group, leaf) + "compressed with " + CodecName(meta.codec) +
-                     ", which sparktorch does not read (it reads SNAPPY, GZIP and UNCOMPRESSED: "
-                     "Spark's spark.sql.parquet.compression.codec)");
+    throw InputError(Where(row_group, leaf) + CodecRefusal(meta.codec));
   }
   for (Encoding encoding : meta.encodings) {
     if (!EncodingSupported(encoding)) {
