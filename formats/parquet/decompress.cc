@@ -43,12 +43,14 @@ bool CodecSupported(Codec codec) {
 
 std::string CodecRefusal(Codec codec) {
 #ifdef SPARKTORCH_HAVE_ZSTD
-  const char* codecs = "SNAPPY, GZIP, ZSTD and UNCOMPRESSED";
+  const char* codecs = "SNAPPY, GZIP, ZSTD and UNCOMPRESSED: Spark's "
+                       "spark.sql.parquet.compression.codec";
 #else
-  const char* codecs = "SNAPPY, GZIP and UNCOMPRESSED; this build has no libzstd for ZSTD";
+  const char* codecs = "SNAPPY, GZIP and UNCOMPRESSED: Spark's "
+                       "spark.sql.parquet.compression.codec; ZSTD in a build with libzstd";
 #endif
   return "compressed with " + CodecName(codec) + ", which sparktorch does not read (it reads " +
-         codecs + ": Spark's spark.sql.parquet.compression.codec)";
+         codecs + ")";
 }
 
 void Decompress(Codec codec, const uint8_t* data, size_t size, size_t uncompressed_size,
