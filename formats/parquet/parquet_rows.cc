@@ -294,20 +294,20 @@ void CheckFinite(const std::vector<float>& values, const char* what) {
 }
 
 // Appends the values of `column`'s current row to *out; throws RowError for a null or a
-// malformed vector, and for a sparse vector larger than `max_size` (0: no bound but the size a
-// vector may have). A sparse vector is checked whole before it is densified, its values too
-// unless `allow_nan` (`what` names them), so that a bad row costs the values it holds, never
-// its size.
+// malformed vector, for a sparse vector larger than `max_size` (0: no bound but the size a
+// vector may have), and, unless `allow_nan`, for a value that is not finite (`what` names the
+// values). The values are checked as stored, a sparse vector whole before it is densified, so
+// that a bad row costs the values it holds, never its size, and the zeros a sparse vector
+// gains are never scanned.
 void AppendValues(const SelectedColumn& column, int64_t max_size, bool allow_nan,
                   const char* what, std::vector<float>* out) {
   const std::vector<Cursor>& leaves = column.leaves;
   if (leaves[0].def < column.present_def) Null(column.name);
   switch (column.shape) {
     case Shape::kNumber:
-      out->push_back(leaves[0].numbers[0]);
-      return;
     case Shape::kArray:
       if (leaves[0].null_element) throw RowError("column " + column.name + " holds a null", 0);
+      if (!allow_nan) CheckFinite(leaves[0].numbers, what);
       out->insert(out->end(), leaves[0].numbers.begin(), leaves[0].numbers.end());
       return;
     case Shape::kText:
@@ -322,6 +322,7 @@ void AppendValues(const SelectedColumn& column, int64_t max_size, bool allow_nan
   if (type.integers.empty() || values.null_element || indices.null_element) {
     throw RowError("column " + column.name + " is not a valid Spark ML vector", 0);
   }
+  if (!allow_nan) CheckFinite(values.numbers, what);
   if (type.integers[0] == 1) {  // dense
     out->insert(out->end(), values.numbers.begin(), values.numbers.end());
     return;
@@ -346,7 +347,6 @@ void AppendValues(const SelectedColumn& column, int64_t max_size, bool allow_nan
     }
     previous = i;
   }
-  if (!allow_nan) CheckFinite(values.numbers, what);
   const size_t at = out->size();
   out->resize(at + static_cast<size_t>(n), 0.0f);
   for (size_t k = 0; k < indices.integers.size(); ++k) {
@@ -384,11 +384,9 @@ bool ParquetRowReader::Next(Row* row) {
     throw RowError("expected " + Features(num_features_) + ", got " + std::to_string(n), 0);
   }
   if (n == 0) throw RowError("expected at least 1 feature, got 0", 0);
-  if (!format_.allow_nan) CheckFinite(row->features, "features");
   if (label_) {
     if (label_->leaves[0].def >= label_->present_def) {
       AppendValues(*label_, 0, format_.allow_nan, "label", &row->label);
-      if (!format_.allow_nan) CheckFinite(row->label, "label");
     } else if (format_.label == LabelPresence::kRequired) {
       Null(label_->name);
     }
