@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Installs the Python side that sparktorch is tested and measured with, from PyPI, into virtual
+# environments of Debian's /usr/bin/python3, and prints the folder that holds them:
+#
+#   PYENV/base        torch (PyTorch 2.x, the version users write models with), numpy, pandas,
+#                     pyarrow, duckdb, and the peers' Python packages: SparkTorch 0.2.0
+#                     (`sparktorch` on PyPI) and its dependencies
+#   PYENV/spark-3.5   stock Apache Spark 3.5 (LTS, Scala 2.12): `pip install pyspark==3.5.*`
+#   PYENV/spark-4     stock Apache Spark 4.x (Scala 2.13, Java 17)
+#
+# Each Spark environment sees base's packages through a .pth file, so torch is installed once;
+# its own pyspark comes first. SPARK_HOME of a line is the pyspark package directory, which
+# PYENV/spark-LINE/spark-home links to (bin/spark-submit, jars/).
+#
+# Idempotent: an environment whose stamp matches the pins below is reused as it is (no network);
+# a missing or different one is made again. Needs /usr/bin/python3 with venv (python3-venv, which
+# examples/install_deps.sh installs) and PyPI.
+#   SPARKTORCH_PYENV  the folder (default: /opt/sparktorch-python)
+set -euo pipefail
+
+pyenv=${SPARKTORCH_PYENV:-/opt/sparktorch-python}
+python=/usr/bin/python3
+
+# The newest of each line on PyPI on 2026-11-27. numpy 1.x and pandas 2.x: what both Spark lines
+# support (Spark 3.5's pandas API predates numpy 2 and pandas 3).
+base_pins=(torch==2.15.0 "numpy==1.26.4" "pandas==2.2.3" "pyarrow==18.1.0" duckdb==1.1.3
+  sparktorch==0.2.0 flask requests dill)
+declare -A spark_pins=([3.5]=pyspark==3.5.9 [4]=pyspark==4.3.0)
+
+say() { echo "install_python: $*" >&2; }
+
+# site_packages VENV: prints VENV's site-packages folder.
+site_packages() { "$1/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])'; }
+
+spark_home() { echo "$(site_packages "$pyenv/spark-$1")/pyspark"; }
+
+# ensure_venv DIR STAMP PIN...: makes DIR a venv with PIN... installed, unless DIR's stamp is
+# STAMP already.
+ensure_venv() {
+  local dir=$1 stamp=$2
+  shift 2
+  if [[ -x $dir/bin/python && -f $dir/.sparktorch-stamp && $(<"$dir/.sparktorch-stamp") == "$stamp" ]]; then
+    return
+  fi
+  say "installing $dir: $stamp"
+  rm -rf "$dir"
+  "$python" -m venv "$dir"
+  "$dir/bin/python" -m pip install -q --disable-pip-version-check "$@" >&2
+  echo "$stamp" >"$dir/.sparktorch-stamp"
+}
+
+[[ -x $python ]] || { say "no $python (examples/install_deps.sh installs it)"; exit 1; }
+mkdir -p "$pyenv"
+ensure_venv "$pyenv/base" "${base_pins[*]}" "${base_pins[@]}"
+base_site=$(site_packages "$pyenv/base")
+for line in "${!spark_pins[@]}"; do
+  ensure_venv "$pyenv/spark-$line" "${spark_pins[$line]} base=$base_site" "${spark_pins[$line]}"
+  echo "$base_site" >"$(site_packages "$pyenv/spark-$line")/sparktorch-base.pth"
+  ln -sfn "$(spark_home "$line")" "$pyenv/spark-$line/spark-home"
+done
+
+echo "$pyenv"
