@@ -145,7 +145,7 @@ def run_training(options, mode, world_size, run_stage, driver_binary, candidates
         secret = secrets.token_hex(16)
         job_id = new_job_id()
         serve_args = opts.serve_flags(options, mode, world_size)
-        task_env = dict(process_env(threads), SPARKTORCH_SECRET=secret)
+        task_env = dict(process_env(threads, candidates), SPARKTORCH_SECRET=secret)
         task_args = ((row_args or opts.row_flags(has_label, options.onBadRow)) +
                      opts.train_flags(options, mode, threads))
         if mode == "sync":

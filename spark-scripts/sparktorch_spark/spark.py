@@ -207,10 +207,21 @@ def plan_partitions(sc, current, wanted, barrier, wait_seconds=30.0, log=None):
     return n
 
 
+def driver_files():
+    """Spark's files directory on the driver, where `spark-submit --archives
+    bundle.tar.gz#sparktorch` unpacks the bundle for the driver too; None before a SparkContext."""
+    try:
+        from pyspark import SparkFiles  # pylint: disable=import-outside-toplevel
+        return SparkFiles.getRootDirectory()
+    except Exception:  # pylint: disable=broad-except  # no SparkContext yet
+        return None
+
+
 def driver_binary(options):
     """The binary that runs serve on the driver: driverBinary, else the executors' binary when
-    it is here too, else SPARKTORCH from the environment, else the bundle unpacked here or
-    sparktorch on PATH. Raises BinaryMissing."""
+    it is here too, else SPARKTORCH from the environment, else the bundle unpacked here (in the
+    working directory, or where --archives unpacked it for the driver) or sparktorch on PATH.
+    Raises BinaryMissing."""
     if options.driverBinary:
         return find_binary(options.driverBinary)
     if options.binary:
@@ -222,7 +233,7 @@ def driver_binary(options):
     if from_env and os.access(from_env, os.X_OK):
         return os.path.abspath(from_env)
     try:
-        return find_binary(None)
+        return find_binary(None, driver_files())
     except BinaryMissing as e:
         raise BinaryMissing("no sparktorch binary on the driver: give driverBinary=, or set "
                             "SPARKTORCH (%s)" % e) from None
@@ -246,7 +257,7 @@ def find_jar(binaries):
     tried = [b for b in binaries if b] + [b for b in (os.environ.get("SPARKTORCH"),) if b]
     for binary in tried + [None]:  # None: find_binary's defaults
         try:
-            here = os.path.dirname(find_binary(binary))
+            here = os.path.dirname(find_binary(binary, None if binary else driver_files()))
         except BinaryMissing:
             continue
         for path in (os.path.join(here, JAR), os.path.join(here, "..", "lib", "sparktorch", JAR)):
@@ -507,7 +518,9 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
         model_path = ship_file(sc, path)
     vector = vector_out or probabilities
     threads = threads or int(sc.getConf().get("spark.task.cpus", "1"))
-    command = predict_command(binary_candidates(binary, files_dir(sc)),
+    candidates = binary_candidates(binary, files_dir(sc))
+    env = process_env(threads, candidates)
+    command = predict_command(candidates,
                               opts.verbosity_flags(verbose), model_path=model_path,
                               vector_out=vector, probabilities=probabilities,
                               batch_size=batch_size, threads=threads, device=device,
@@ -518,14 +531,14 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
     # second read of the rows where that read gives them in the same order; else a Python worker.
     if encoder is not None:
         paired = jvm.pipe_rows(df.selectExpr("*", "%s AS %s" % (text, text_rows.quote(line))),
-                               command, process_env(threads), what=PREDICT_WHAT)
+                               command, env, what=PREDICT_WHAT)
     elif jvm.recomputes_in_order(df):
-        predicted = jvm.pipe(sc, jvm.lines(df.selectExpr(text)), command, process_env(threads),
+        predicted = jvm.pipe(sc, jvm.lines(df.selectExpr(text)), command, env,
                              barrier=False)
         paired = jvm.zip_lines(df, predicted, line)
     else:
         return _predict_through_python(df, text, command, vector, prediction_col,
-                                       env=process_env(threads))
+                                       env=env)
     return paired.select(*[paired[c] for c in df.columns] +
                          [_prediction(line, vector).alias(prediction_col)])
 

@@ -18,30 +18,18 @@ from .runner import pipe_partition
 
 ARCHIVE_BINARY = os.path.join("sparktorch", "sparktorch")  # --archives bundle.tar.gz#sparktorch
 ARCHIVE_HINT = ("ship the bundle with spark-submit --archives "
-                "sparktorch-VERSION-linux-x86_64.tar.gz#sparktorch (on YARN, or any cluster "
-                "manager from Spark 3.1), or give its path with binary=")
+                "sparktorch-VERSION-linux-x86_64.tar.gz#sparktorch, or give its path with "
+                "binary=")
 
 # Runs the first candidate that is an executable file (a name without a slash: on PATH) with
-# the arguments after "--"; else names the candidates on stderr and exits NOT_FOUND.
-_LAUNCHER = r"""
-tried=""
-while [ $# -gt 0 ] && [ "$1" != -- ]; do
-  case $1 in
-    */*) [ -f "$1" ] && [ -x "$1" ] && found=$1 ;;
-    *) found=$(command -v -- "$1") ;;
-  esac
-  [ -n "${found:-}" ] && break
-  tried="${tried:+$tried, }$1"
-  shift
-done
-if [ -z "${found:-}" ]; then
-  echo "sparktorch: error: no sparktorch binary on $(uname -n): tried $tried ($HINT)" >&2
-  exit $NOT_FOUND
-fi
-while [ $# -gt 0 ] && [ "$1" != -- ]; do shift; done
-shift
-exec "$found" "$@"
-"""
+# the arguments after "--"; else prints $SPARKTORCH_MISSING (launcher_env) and exits NOT_FOUND.
+# One short line: Spark quotes a failed task's whole command in its logs, so the command must
+# be readable there and hold no message of a failure that did not happen.
+_LAUNCHER = ('f=; for b do shift; [ "$b" = -- ] && break; [ -n "$f" ] && continue; '
+             'case $b in */*) [ -f "$b" ] && [ -x "$b" ] && f=$b;; '
+             '*) f=$(command -v -- "$b");; esac; done; [ -n "$f" ] && exec "$f" "$@"; '
+             'echo "sparktorch: error: on $(uname -n): $SPARKTORCH_MISSING" >&2; exit %d'
+             % exit_codes.NOT_FOUND)
 
 
 class BinaryMissing(RuntimeError):
@@ -65,10 +53,15 @@ def binary_candidates(configured=None, files_dir=None):
 
 def launcher(candidates):
     """The command prefix that runs the first of `candidates` found on the executor; the
-    binary's arguments follow it."""
-    script = _LAUNCHER.replace("$HINT", ARCHIVE_HINT).replace("$NOT_FOUND",
-                                                              str(exit_codes.NOT_FOUND))
-    return ["/bin/sh", "-c", script, "sparktorch-launcher"] + list(candidates) + ["--"]
+    binary's arguments follow it. Its environment needs launcher_env(candidates)."""
+    return ["/bin/sh", "-c", _LAUNCHER, "sparktorch-launcher"] + list(candidates) + ["--"]
+
+
+def launcher_env(candidates):
+    """What the launcher of `candidates` needs in its environment: the message it prints when
+    it finds none of them (after "sparktorch: error: on HOST: ")."""
+    return {"SPARKTORCH_MISSING": "no sparktorch binary: tried %s (%s)"
+                                  % (", ".join(candidates), ARCHIVE_HINT)}
 
 
 def find_binary(configured=None, files_dir=None):
@@ -89,13 +82,17 @@ def find_binary(configured=None, files_dir=None):
                         % (socket.gethostname(), ", ".join(tried), ARCHIVE_HINT))
 
 
-def process_env(threads):
+def process_env(threads, candidates=()):
     """What the layer adds to the environment of every sparktorch process it starts (the tasks,
-    serve): OpenBLAS's thread count, the `threads` the process computes with. OpenBLAS starts a
+    serve): OpenBLAS's thread count, the `threads` the process computes with, and for a task
+    started by the launcher of `candidates`, its launcher_env. OpenBLAS starts a
     thread per core as the binary loads, before the binary sets the count it uses (--threads),
     and an idle one spins for a while: 0.1-0.2 s of CPU a start, taken from the other processes
     starting on the same cores (README, Performance)."""
-    return {"OPENBLAS_NUM_THREADS": str(threads)}
+    env = {"OPENBLAS_NUM_THREADS": str(threads)}
+    if candidates:
+        env.update(launcher_env(candidates))
+    return env
 
 
 def train_command(candidates, global_flags, *, mode, address, world_size, args):

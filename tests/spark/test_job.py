@@ -183,9 +183,9 @@ class TrainJobTest(unittest.TestCase):
         self.assertEqual(str(caught.exception),
                          "no sparktorch binary on an executor: tried /nonexistent/sparktorch, "
                          "./sparktorch/sparktorch (ship the bundle with spark-submit --archives "
-                         "sparktorch-VERSION-linux-x86_64.tar.gz#sparktorch (on YARN, or any "
-                         "cluster manager from Spark 3.1), or give its path with binary=)")
-        self.assertIn("sparktorch: error: no sparktorch binary on %s: tried /nonexistent/"
+                         "sparktorch-VERSION-linux-x86_64.tar.gz#sparktorch, or give its path with "
+                         "binary=)")
+        self.assertIn("sparktorch: error: on %s: no sparktorch binary: tried /nonexistent/"
                       "sparktorch, ./sparktorch/sparktorch" % socket.gethostname(),
                       stage.logs[0].getvalue())
 

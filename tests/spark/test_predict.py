@@ -24,8 +24,8 @@ SPARKTORCH = os.environ["SPARKTORCH"]
 SPEC = os.path.join(REPO, "examples", "fashion_mnist_mlp.json")
 HOST = socket.gethostname()
 MISSING_HELP = ("(ship the bundle with spark-submit --archives "
-                "sparktorch-VERSION-linux-x86_64.tar.gz#sparktorch (on YARN, or any cluster "
-                "manager from Spark 3.1), or give its path with binary=)")
+                "sparktorch-VERSION-linux-x86_64.tar.gz#sparktorch, or give its path with "
+                "binary=)")
 
 
 def binary_classes(model_path, csv_name):
@@ -216,7 +216,8 @@ class FindBinaryTest(unittest.TestCase):
 
     def run_launcher(self, candidates, *args):
         return subprocess.run(launcher(candidates) + list(args), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, cwd=self.tmp, check=False)
+                              stderr=subprocess.PIPE, cwd=self.tmp, check=False,
+                              env=dict(os.environ, **process_env(1, candidates)))
 
     def test_the_launcher_runs_the_first_binary_it_finds_with_the_arguments(self):
         done = self.run_launcher(["./sparktorch/sparktorch", SPARKTORCH, "/never/looked/at"],
@@ -234,9 +235,26 @@ class FindBinaryTest(unittest.TestCase):
                                   "sparktorch-not-installed"], "--version")
         self.assertEqual(done.returncode, 127)
         self.assertEqual(done.stdout, b"")
-        self.assertEqual(done.stderr.decode(), "sparktorch: error: no sparktorch binary on %s: "
+        self.assertEqual(done.stderr.decode(), "sparktorch: error: on %s: no sparktorch binary: "
                          "tried ./sparktorch/sparktorch, /nowhere/sparktorch, "
                          "sparktorch-not-installed %s\n" % (os.uname().nodename, MISSING_HELP))
+
+    def test_the_launcher_is_one_short_line_that_holds_no_error_text(self):
+        # Spark quotes a failed task's command in its logs: the command must read well there.
+        script = launcher(["./sparktorch/sparktorch", "sparktorch"])[2]
+        self.assertNotIn("\n", script)
+        self.assertLess(len(script), 300)
+        self.assertNotIn("no sparktorch binary", script)
+        self.assertNotIn("no sparktorch binary", " ".join(
+            predict_command(["./sparktorch/sparktorch"], [], model_path="m.pt", vector_out=False)))
+
+    def test_a_file_that_is_not_executable_is_passed_over(self):
+        os.mkdir(os.path.join(self.tmp, "sparktorch"))
+        with open(os.path.join(self.tmp, "sparktorch", "sparktorch"), "w") as f:
+            f.write("not a program")
+        done = self.run_launcher(["./sparktorch/sparktorch", SPARKTORCH], "--version")
+        self.assertEqual(done.returncode, 0, done.stderr)
+        self.assertTrue(done.stdout.decode().startswith("sparktorch "))
 
 
 
