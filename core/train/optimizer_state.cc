@@ -5,6 +5,9 @@
 #include <string>
 #include <utility>
 
+#include <caffe2/serialize/inline_container.h>
+#include <torch/csrc/jit/serialization/export.h>
+#include <torch/csrc/jit/serialization/pickler.h>
 #include <torch/serialize.h>
 #include <torch/torch.h>
 
@@ -127,10 +130,36 @@ c10::impl::GenericDict Group(const json& spec, double lr, size_t num_params) {
   }
   group.insert_or_assign("initial_lr", spec.at("lr").get<double>());
   group.insert_or_assign("lr", lr);
-  c10::List<int64_t> indices;
+  // A list of Any, not of int: a c10::List<int64_t> pickles through build_intlist (see Pickle).
+  c10::List<c10::IValue> indices(c10::AnyType::get());
   for (size_t i = 0; i < num_params; ++i) indices.push_back(static_cast<int64_t>(i));
   group.insert("params", indices);
   return group;
+}
+
+// torch::pickle_save's archive, less its TorchScript type tags: pickle_save wraps every dict and
+// list in torch.jit._pickle.restore_type_tag, a global that torch.load(weights_only=True), the
+// default since PyTorch 2.6, refuses (as it does build_intlist, for a list of ints). Untagged,
+// the pickle holds only what Python's torch.save(opt.state_dict()) holds: dicts, lists, tuples,
+// scalars and tensors. torch::pickle_load reads either.
+std::string Pickle(const c10::IValue& value) {
+  std::string pickle;
+  torch::jit::Pickler pickler([&](const char* data, size_t size) { pickle.append(data, size); },
+                              /*tensor_table=*/nullptr, /*type_renamer=*/nullptr,
+                              /*memoized_class_types=*/nullptr, /*get_tensor_id=*/nullptr,
+                              /*tag_aggregates=*/false);
+  pickler.protocol();
+  pickler.pushIValue(value);
+  pickler.stop();
+  std::string archive;
+  caffe2::serialize::PyTorchStreamWriter writer([&](const void* data, size_t size) {
+    archive.append(static_cast<const char*>(data), size);
+    return size;
+  });
+  torch::jit::writeArchiveAndTensors("data", pickle.data(), pickle.size(), pickler.tensorData(),
+                                     writer);
+  writer.writeEndOfFile();
+  return archive;
 }
 
 }  // namespace
@@ -154,8 +183,7 @@ std::string SaveOptimizerState(torch::optim::Optimizer& optimizer, const json& s
   c10::impl::GenericDict root(c10::StringType::get(), c10::AnyType::get());
   root.insert("state", state);
   root.insert("param_groups", groups);
-  const std::vector<char> bytes = torch::pickle_save(root);
-  return std::string(bytes.begin(), bytes.end());
+  return Pickle(root);
 }
 
 void LoadOptimizerState(torch::optim::Optimizer& optimizer, const json& spec,

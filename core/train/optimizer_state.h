@@ -9,7 +9,8 @@
 
 namespace sparktorch {
 
-// An optimizer's state as the bytes of a file that Python's torch.load reads (torch::pickle_save)
+// An optimizer's state as the bytes of a file that Python's torch.load reads (torch::pickle_save's
+// archive, without TorchScript's type tags, so that torch.load's weights_only=True reads it too)
 // into what torch.optim's state_dict() holds, so that `opt.load_state_dict(torch.load(f))` works
 // for the same optimizer over the model's parameters():
 //   {"state": {i: {"step": tensor(n.), "exp_avg": ..., "exp_avg_sq": ...}, ...},

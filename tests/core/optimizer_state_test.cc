@@ -67,5 +67,20 @@ TEST(OptimizerState, RefusesStateThatDoesNotFit) {
   EXPECT_THROW(LoadOptimizerState(*fresh, spec, other, "not a pickle", "m.pt"), ModelError);
 }
 
+// torch.load(weights_only=True), PyTorch's default since 2.6, refuses every global outside its
+// allowlist; TorchScript's pickler writes two of them unless told not to. The archive stores its
+// pickle uncompressed, so the names would show in the bytes.
+TEST(OptimizerState, SavedStateHasNoGlobalThatWeightsOnlyLoadingRefuses) {
+  const json spec = CompleteOptimizerSpec("adam");
+  std::vector<torch::Tensor> a = Params();
+  auto opt = MakeOptimizer(spec, a);
+  Step(*opt, a, 1);
+  const std::string bytes = SaveOptimizerState(*opt, spec, a);
+  ASSERT_NE(bytes.find("_rebuild_tensor_v2"), std::string::npos) << "the pickle is not plain";
+  EXPECT_EQ(bytes.find("torch.jit._pickle"), std::string::npos);
+  EXPECT_EQ(bytes.find("restore_type_tag"), std::string::npos);
+  EXPECT_EQ(bytes.find("build_intlist"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sparktorch
