@@ -6,7 +6,9 @@
 #include <fstream>
 #include <sstream>
 
+#include <torch/csrc/jit/frontend/error_report.h>
 #include <torch/script.h>
+#include <torch/version.h>
 
 #include "core/data/output_file.h"
 #include "formats/error.h"
@@ -24,6 +26,15 @@ ModelFile ReadModel(std::istream& in, const std::string& path, c10::Device devic
     std::string why = e.what_without_backtrace();
     throw ModelError(path + ": not a TorchScript model file (" + why.substr(0, why.find('\n')) +
                      "); save one with torch.jit.script(net).save(path)");
+  } catch (const torch::jit::ErrorReport& e) {
+    // The file's TorchScript code is compiled against this LibTorch's operators when it loads:
+    // a model scripted by a newer PyTorch may call one this LibTorch lacks (nn.RMSNorm, new in
+    // 2.4, calls aten::rms_norm). The report's first line names it; the rest quotes the code.
+    std::string why = e.what();
+    why.erase(0, why.find_first_not_of('\n'));
+    throw ModelError(path + ": its TorchScript code does not compile with LibTorch " TORCH_VERSION
+                     " (" + why.substr(0, why.find('\n')) +
+                     "); a model scripted by a newer PyTorch may call operators it lacks");
   }
   file.optimizer_state = extra[kOptimizerStateFileName];
   const std::string& text = extra[kManifestFileName];

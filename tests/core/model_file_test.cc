@@ -9,8 +9,10 @@
 #include <string>
 #include <vector>
 
+#include <caffe2/serialize/inline_container.h>
 #include <gtest/gtest.h>
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include "core/model/spec_compiler.h"
 #include "formats/error.h"
@@ -178,6 +180,43 @@ TEST(ModelFile, RefusesFileThatIsNotAModelNamingThePath) {
   EXPECT_EQ(message.substr(0, prefix.size()), prefix) << message;
   EXPECT_EQ(message.substr(message.size() - suffix.size()), suffix) << message;
   EXPECT_EQ(message.find('\n'), std::string::npos) << message;
+}
+
+// Copies the TorchScript file `from` to `to` with `old_text` replaced by `new_text` in its code
+// (and the code's debug records, which quote it, left out), as a file saved by a PyTorch that
+// has other operators would be.
+void CopyWithCodeEdited(const std::string& from, const std::string& to, const std::string& old_text,
+                        const std::string& new_text) {
+  caffe2::serialize::PyTorchStreamReader reader(from);
+  caffe2::serialize::PyTorchStreamWriter writer(to);
+  bool edited = false;
+  for (const std::string& name : reader.getAllRecords()) {
+    if (name.size() > 10 && name.substr(name.size() - 10) == ".debug_pkl") continue;
+    auto [data, size] = reader.getRecord(name);
+    std::string bytes(static_cast<const char*>(data.get()), size);
+    const size_t at = bytes.find(old_text);
+    if (name.rfind("code/", 0) == 0 && at != std::string::npos) {
+      bytes.replace(at, old_text.size(), new_text);
+      edited = true;
+    }
+    writer.writeRecord(name, bytes.data(), bytes.size());
+  }
+  writer.writeEndOfFile();
+  ASSERT_TRUE(edited) << from << " has no code with " << old_text;
+}
+
+TEST(ModelFile, RefusesCodeThatCallsAnOperatorThisLibTorchLacksNamingIt) {
+  TempDir dir;
+  torch::jit::Module module("Net");
+  module.define("def forward(self, x):\n  return torch.relu(x)\n");
+  module.save(dir.File("relu.pt"));
+  ASSERT_NO_THROW(ReadModelFile(dir.File("relu.pt"), torch::kCPU));
+  const std::string path = dir.File("newer.pt");
+  CopyWithCodeEdited(dir.File("relu.pt"), path, "torch.relu(", "torch.no_such_op(");
+  EXPECT_EQ(ModelErrorOf(path),
+            path + ": its TorchScript code does not compile with LibTorch " TORCH_VERSION
+                   " (Unknown builtin op: aten::no_such_op.); a model scripted by a newer "
+                   "PyTorch may call operators it lacks");
 }
 
 TEST(ModelFile, RefusesMissingFileNamingThePath) {
