@@ -111,9 +111,19 @@ def write_frame(df, path):
 
 
 def accuracy(df, label_col, prediction_col):
-    """(correct, rows) of predictions equal to the label."""
+    """(correct, rows) of predictions equal to the label. A vector of predictions (useVectorOut,
+    probabilities) predicts the index of its largest entry, the class (one entry: itself), as a
+    prediction without them would."""
     from pyspark.sql import functions  # pylint: disable=import-outside-toplevel
-    row = df.select(functions.sum((df[label_col] == df[prediction_col]).cast("int")),
+    predicted = df[prediction_col]
+    if type(df.schema[prediction_col].dataType).__name__ == "VectorUDT":
+        from pyspark.ml.functions import vector_to_array  # pylint: disable=import-outside-toplevel
+        df = df.withColumn("__sparktorch_outputs", vector_to_array(predicted))
+        predicted = functions.expr(
+            "CASE WHEN size(__sparktorch_outputs) = 1 THEN __sparktorch_outputs[0] ELSE "
+            "CAST(array_position(__sparktorch_outputs, array_max(__sparktorch_outputs)) - 1 "
+            "AS DOUBLE) END")
+    row = df.select(functions.sum((df[label_col] == predicted).cast("int")),
                     functions.count(functions.lit(1))).first()
     return int(row[0] or 0), int(row[1])
 

@@ -130,10 +130,12 @@ def pipe(sc, jrdd, command, env, barrier):
     every task starts at once, and one that fails fails them all."""
     jvm = sc._jvm  # pylint: disable=protected-access
     if barrier:
-        # RDDBarrier has mapPartitions only: the identity function (Predef.conforms) keeps the
-        # rows as they are and makes the stage that pipes them a barrier stage.
+        # RDDBarrier has mapPartitions only: the identity function (Predef.$conforms, in Scala
+        # 2.12 and 2.13 alike) keeps the rows as they are and makes the stage that pipes them a
+        # barrier stage.
         tag = jvm.scala.reflect.ClassManifestFactory.fromClass(jvm.java.lang.String._java_lang_class)
-        jrdd = jrdd.barrier().mapPartitions(jvm.scala.Predef.conforms(), False, tag)
+        identity = getattr(jvm.scala.Predef, "$conforms")()
+        jrdd = jrdd.barrier().mapPartitions(identity, False, tag)
     return jrdd.toJavaRDD().pipe(list(command), dict(env)).rdd()
 
 

@@ -1,10 +1,11 @@
 """Helpers of the spark-real tests: run `spark-submit` against a real Spark, watch its output,
-and check what it did. Each test is a script run by /usr/bin/python3 that prints every check it
+and check what it did. Each test is a script run by the Spark line's Python that prints every check it
 makes; the first one that fails ends it with exit status 1 and a line saying what was expected
 and what was found, followed by the end of the Spark job's output.
 
 The environment (CTest sets it; set it by hand to run a test alone):
-  SPARK_HOME  the Spark to test against (tests/run.sh installs ../shared/spark's)
+  SPARK_HOME  the Spark to test against: a PyPI pyspark's package folder
+  SPARK_PYTHON  that Spark's Python (its venv's bin/python; default: the one running the test)
   SPARKTORCH  the binary under test: the driver's serve, and the tasks' (--binary)
   REPO        the source tree
   WORK        a scratch folder; each test works in $WORK/<test name>, wiped at its start
@@ -27,7 +28,9 @@ import threading
 import time
 
 MASTERS = {"local": "local[2]", "cluster": "local-cluster[2,1,1024]"}
-PYTHON = "/usr/bin/python3"  # Debian's: numpy and python3-torch (another python3 may come first)
+# The Python of the Spark line under test: its venv (examples/install_python.sh), whose pyspark is
+# that line's and which sees numpy and PyTorch 2.x.
+PYTHON = os.environ.get("SPARK_PYTHON", sys.executable)
 
 SPARK_HOME = os.environ.get("SPARK_HOME", "")
 SPARKTORCH = os.environ.get("SPARKTORCH", "")
@@ -210,15 +213,20 @@ def _session_processes(sid):
     return found
 
 
-def submit(name, master, args, timeout, on_line=None):
-    """Runs `spark-submit --master MASTER ARGS` with PySpark on /usr/bin/python3,
+def submit(name, master, args, timeout, on_line=None, env=None):
+    """Runs `spark-submit --master MASTER ARGS` with PySpark on PYTHON,
     in a session of its own, and waits for it; returns a Run. Its stdout and stderr go to
     NAME.out and NAME.err as they come; `on_line(run, stream, line)` sees every line. Fails when
     it runs past `timeout` seconds (after killing it), or when a process it started outlives it
-    by more than 10 s (serve, a task's sparktorch, an executor)."""
+    by more than 10 s (serve, a task's sparktorch, an executor). `env` changes its environment
+    (a value None removes the variable)."""
     global _last  # pylint: disable=global-statement
     command = [os.path.join(SPARK_HOME, "bin", "spark-submit"), "--master", master] + list(args)
+    changes = dict(env or {})
     env = dict(os.environ, PYSPARK_PYTHON=PYTHON, PYSPARK_DRIVER_PYTHON=PYTHON)
+    env.update((k, v) for k, v in changes.items() if v is not None)
+    for k in [k for k, v in changes.items() if v is None]:
+        env.pop(k, None)
     run = _last = Run(command, os.path.abspath(name))
     _runs.append(run)
     print("run: %s" % " ".join(command), flush=True)
@@ -339,7 +347,7 @@ def read_csv_dir(path):
 
 
 def expect_torch_model(path, what, rows=None):
-    """The file at `path` is a TorchScript model that torch.jit.load reads in /usr/bin/python3
+    """The file at `path` is a TorchScript model that torch.jit.load reads in PyTorch 2.x
     and that maps rows of 784 features to 10 outputs; returns its classes for `rows` (lists of
     784 floats)."""
     import torch  # pylint: disable=import-outside-toplevel  # only the tests that need it

@@ -22,7 +22,9 @@ read, once, into OUT:
   spark-submit prepare_data.py --train DATA/train12k.csv --test DATA/test2k.csv --out OUT
 """
 import argparse
+import glob
 import os
+import shutil
 
 from pyspark.ml.feature import VectorAssembler
 from pyspark.sql import SparkSession, Window, functions
@@ -42,6 +44,21 @@ def read_rows(spark, path):
 
 def assemble(df):
     return VectorAssembler(inputCols=PIXELS, outputCol="features").transform(df)
+
+
+def write_parts(frames, path, fmt):
+    """Writes each DataFrame of `frames` as one file of folder `path`, in order: part-00000,
+    part-00001, ... (Spark 3.5 and 4 plan a union of coalesced frames as one partition)."""
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(path)
+    for i, frame in enumerate(frames):
+        tmp = "%s.%d.tmp" % (path, i)
+        frame.coalesce(1).write.mode("overwrite").option("header", "true").format(fmt).save(tmp)
+        (part,) = glob.glob(os.path.join(tmp, "part-00000-*"))
+        name = "part-%05d-%s" % (i, os.path.basename(part).split("-", 2)[2])
+        shutil.move(part, os.path.join(path, name))
+        shutil.rmtree(tmp)
+    open(os.path.join(path, "_SUCCESS"), "w").close()
 
 
 def main():
@@ -71,17 +88,15 @@ def main():
         "label", functions.when(train.id == BAD_ROW - 1, float(BAD_LABEL))
         .otherwise(train.label))
     second = train.filter((train.id >= 300) & (train.id < 400))
-    bad = first.select("label", *PIXELS).coalesce(1).union(
-        second.select("label", *PIXELS).coalesce(1))
-    bad.write.mode("overwrite").option("header", "true").csv(out("bad.csv"))
-    # The same rows as vectors, the label 42 moved to part-00001 (the union's second partition).
+    write_parts([first.select("label", *PIXELS), second.select("label", *PIXELS)],
+                out("bad.csv"), "csv")
+    # The same rows as vectors, the label 42 moved to part-00001 (the second file).
     first = assemble(train.filter(train.id < 300))
     second = assemble(train.filter((train.id >= 300) & (train.id < 400))).withColumn(
         "label", functions.when(train.id == 300 + BAD_PARQUET_ROW - 1, float(BAD_LABEL))
         .otherwise(train.label))
-    first.select("label", "features").coalesce(1).union(
-        second.select("label", "features").coalesce(1)).write.mode("overwrite").parquet(
-            out("bad.parquet"))
+    write_parts([first.select("label", "features"), second.select("label", "features")],
+                out("bad.parquet"), "parquet")
 
     hadoop = spark.sparkContext._jsc.hadoopConfiguration()  # pylint: disable=protected-access
     hadoop.set("parquet.writer.version", "v2")

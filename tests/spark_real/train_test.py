@@ -127,9 +127,26 @@ def main():
     expect(torch_classes == expected[:16],
            "torch.jit.load's model predicts the first 16 rows as sparktorch does",
            "%s against %s" % (torch_classes, expected[:16]))
+    if (mode, where) == ("sync", "local"):
+        vector_accuracy(master, model, correct)
     if (mode, where) == ("sync", "cluster"):
         spark_rows(master, labels)
     done()
+
+
+def vector_accuracy(master, model, correct):
+    """predict.py --labelCol with --useVectorOut or --probabilities: the accuracy of each
+    vector's largest entry, the same as that of the class predictions."""
+    for flag in ("--useVectorOut", "--probabilities"):
+        check("predict.py %s --labelCol label: the accuracy of the vectors' argmax" % flag)
+        run = submit("predict_vector", master, [
+            os.path.join(REPO, "spark-scripts", "predict.py"), "--source",
+            os.path.join(SPARK_DATA, "test.parquet"), "--model", model, "--labelCol", "label",
+            "--binary", SPARKTORCH, flag], timeout=300)
+        expect_success(run, "predict.py %s" % flag)
+        found = expect_in(ACCURACY, run.out, "predict.py's accuracy line")
+        expect(int(found.group(2)) == correct and int(found.group(3)) == 2000,
+               "%d of 2000 right, as the class predictions" % correct, found.group(0))
 
 
 def spark_rows(master, labels):
