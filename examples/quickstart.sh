@@ -2,8 +2,12 @@
 # From a fresh clone to a trained Fashion-MNIST classifier: installs the Debian packages (as
 # root), builds sparktorch, writes the data set as CSV into out/, trains the MLP of
 # examples/fashion_mnist_mlp.json for 10 epochs from stdin with a one-cycle learning-rate
-# schedule, predicts the test set, and prints the test accuracy and the throughput. Runs from any
-# directory.
+# schedule, predicts the test set, and prints the test accuracy and the throughput. Then the
+# product's main job, on Spark: installs stock Spark 4 from PyPI (examples/install_python.sh,
+# into a venv), writes the data as Parquet, and fits the SparkTorch ML stage (2 tasks, sync, 3
+# epochs) on local[2], saves and loads the fitted Pipeline, transforms the test set, and prints
+# the fit's and the transform's time and the test accuracy. Runs from any directory.
+#   SPARK      0: skip the Spark job       SPARK_LINE  4 (default) or 3.5
 #   BUILD_DIR  build folder (default: build/)    THREADS  passed to --threads when set
 #   EPOCHS     training epochs (default: 10)     PYTHON   interpreter for the data script
 #   SEED       --seed (default: 0)               SETUP    0: skip installing and building
@@ -70,3 +74,22 @@ awk -v rows="$train_rows" -v epochs="$epochs" -v ts="$train_seconds" \
   printf "  prediction     %d rows in %.2f s: %.0f rows/s\n", trows, ps, trows / ps
   printf "  test accuracy  %.2f%% (%d of %d)\n", 100 * correct / trows, correct, trows
 }'
+
+[[ ${SPARK:-1} != 0 ]] || exit 0
+step "installing stock Spark ${SPARK_LINE:-4} from PyPI (examples/install_python.sh)"
+spark_env=$(examples/install_python.sh)/spark-${SPARK_LINE:-4}
+submit() {
+  PYSPARK_PYTHON=$spark_env/bin/python PYSPARK_DRIVER_PYTHON=$spark_env/bin/python \
+    "$spark_env/spark-home/bin/spark-submit" --master "local[2]" "$@" 2>>out/spark.log || {
+    echo "quickstart: spark-submit failed; the end of out/spark.log:" >&2
+    tail -n 20 out/spark.log >&2
+    return 1
+  }
+}
+mkdir -p out/spark
+: >out/spark.log
+step "writing out/spark/fashion_{train,test}.parquet with Spark (its log: out/spark.log)"
+submit examples/spark_fashion_mnist.py prepare --format parquet --out out/spark
+step "the Spark ML stage: fit (2 tasks, sync, 3 epochs), save, load, transform on local[2]"
+submit examples/spark_fashion_mnist.py pipeline --data out/spark --mode sync --epochs 3 \
+  --partitions 2 --binary "$PWD/$sparktorch"

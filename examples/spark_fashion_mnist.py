@@ -16,6 +16,7 @@
 import argparse
 import os
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "spark-scripts"))
@@ -55,11 +56,19 @@ def pipeline(spark, args):
     stage = SparkTorch(torchObj=os.path.join(HERE, "fashion_mnist_mlp.json"), labelCol="label",
                        inputCol="features", iters=args.epochs, mode=args.mode,
                        partitions=args.partitions, binary=args.binary, verbose=-1)
+    started = time.monotonic()
     fitted = Pipeline(stages=[stage]).fit(train)
+    fit_seconds = time.monotonic() - started
     saved = os.path.abspath(os.path.join(args.data, "pipeline_%s" % args.mode))
     fitted.write().overwrite().save(saved)
     loaded = PipelineModel.load(saved)
+    started = time.monotonic()
     predicted = loaded.transform(test).cache()
+    rows = predicted.count()
+    transform_seconds = time.monotonic() - started
+    print("%s: fit of %d rows x %d epochs on %s in %.1f s; transform of %d rows in %.1f s "
+          "(Spark %s)" % (args.mode, train.count(), args.epochs, spark.sparkContext.master,
+                          fit_seconds, rows, transform_seconds, spark.version))
     print("%s: test accuracy after %d epochs: %.4f (pipeline saved to %s and loaded back)"
           % (args.mode, args.epochs, accuracy(predicted), saved))
     for epoch in loaded.stages[-1].getHistory():  # kept in the model file: loaded back too

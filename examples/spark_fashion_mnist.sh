@@ -6,13 +6,13 @@
 # print its accuracy; then the Spark ML way (examples/spark_fashion_mnist.py pipeline): fit a
 # Pipeline, save it, load it back, transform, and attach the .pt for inference only.
 #
-# Needs Spark 2.4.4 or later: SPARK_SUBMIT, else $SPARK_HOME/bin/spark-submit, else the Spark
-# 2.4.4 in ../shared/spark (installed by its install.sh), else spark-submit on PATH. The suite
-# runs the same steps against that Spark (ctest -L spark-real). Knobs:
+# Needs Spark 3.5 or 4.x: SPARK_SUBMIT, else $SPARK_HOME/bin/spark-submit, else the stock Spark
+# of the line SPARK_LINE (4, the default, or 3.5) that examples/install_python.sh installs from
+# PyPI (it runs when that Spark is missing). The suite runs the same steps against both lines
+# (ctest -L spark-real). Knobs:
 #   MASTER      Spark master (default local[2]). With local[N] or local-cluster[...] (executors
 #               on this machine) the tasks run the binary of build/; otherwise the bundle
-#               (cmake --build build --target bundle) is shipped with --archives ...#sparktorch,
-#               which Spark unpacks on YARN, and on any cluster manager from Spark 3.1.
+#               (cmake --build build --target bundle) is shipped with --archives ...#sparktorch.
 #   FORMAT      parquet (default) or csv        MODES  "sync hogwild" (default)
 #   EPOCHS      3 (default)                     PARTITIONS  2 (default): tasks (ranks, workers)
 set -euo pipefail
@@ -22,24 +22,25 @@ example=spark_fashion_mnist
 sparktorch=${BUILD_DIR:-build}/sparktorch
 source examples/common.sh
 
+python_env=
 if [[ -n ${SPARK_SUBMIT:-} ]]; then
   submit=$SPARK_SUBMIT
 elif [[ -n ${SPARK_HOME:-} ]]; then
   submit=$SPARK_HOME/bin/spark-submit
-elif [[ -x ../shared/spark/install.sh ]]; then
-  submit=$(../shared/spark/install.sh)/bin/spark-submit
 else
-  submit=spark-submit
+  python_env=$(examples/install_python.sh)/spark-${SPARK_LINE:-4}
+  submit=$python_env/spark-home/bin/spark-submit
 fi
-# PySpark's workers and driver: an interpreter with numpy (Debian's python3-numpy).
-export PYSPARK_PYTHON=${PYSPARK_PYTHON:-/usr/bin/python3}
-export PYSPARK_DRIVER_PYTHON=${PYSPARK_DRIVER_PYTHON:-/usr/bin/python3}
+# PySpark's workers and driver: that Spark's venv (numpy, pyspark), else python3.
+default_python=${python_env:+$python_env/bin/python}
+export PYSPARK_PYTHON=${PYSPARK_PYTHON:-${default_python:-python3}}
+export PYSPARK_DRIVER_PYTHON=${PYSPARK_DRIVER_PYTHON:-$PYSPARK_PYTHON}
 master=${MASTER:-local[2]}
 format=${FORMAT:-parquet}
 epochs=${EPOCHS:-3}
 partitions=${PARTITIONS:-2}
 command -v "$submit" >/dev/null ||
-  die "no $submit: this example needs Spark 2.4.4 or later (set SPARK_SUBMIT)"
+  die "no $submit: this example needs Spark 3.5 or 4.x (set SPARK_SUBMIT)"
 case $format in parquet | csv) ;; *) die "FORMAT must be parquet or csv, not '$format'" ;; esac
 
 ensure_built

@@ -1,11 +1,12 @@
 """What the Spark layer asks of the driver's JVM through py4j, in one place.
 
-PySpark 2.4 has no public Python API for some of what sparktorch needs, but the JVM's public
+PySpark has no public Python API for some of what sparktorch needs, but the JVM's public
 API has it and py4j reaches it: the JVM's own `RDD.pipe` (Spark's PipedRDD), which moves rows
 from a DataFrame into a process without a Python worker in between, also in a barrier stage;
 `mapPartitions` with sparktorch-spark.jar's PipeRows, which pairs each row with its answer in
-one pass; and the barrier task timers that Spark 2.4 leaves behind. Everything here takes a
-SparkContext (or a DataFrame) and works on Spark 2.4.4 and 3.x alike.
+one pass; and the barrier task timers that older Sparks leave behind. Everything here takes a
+SparkContext (or a DataFrame) and works on Spark 3.5 (Scala 2.12) and 4.x (Scala 2.13) alike,
+both tested (spark-real).
 """
 import atexit
 import threading

@@ -1,8 +1,8 @@
 """The thin Spark layer: DataFrames in, the stage that pipes them through the binary,
 DataFrames out.
 
-Everything here calls PySpark's public API of Spark 2.4.4 and later, and, through jvm.py, the
-JVM's public API where PySpark 2.4 has none. The logic that needs no Spark lives in `job`,
+Everything here calls PySpark's public API of Spark 3.5 and 4.x, and, through jvm.py, the
+JVM's public API where PySpark has none. The logic that needs no Spark lives in `job`,
 `tasks`, `rows` and `options` and is tested without it.
 
 - `read_source`: a CSV, Parquet, LibSVM, JSON or ORC path, or a table.
