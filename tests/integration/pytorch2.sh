@@ -6,6 +6,7 @@
 # state_dict loads into the equivalent torch.nn module; its optimizer.pt loads into 2.x's
 # torch.optim.Adam with torch.load's defaults, and a step from it is the step sparktorch takes.
 # A model that calls an operator the binary's LibTorch lacks (nn.RMSNorm's) is refused by name.
+# (Python starts four times: importing PyPI's torch takes seconds on a busy machine.)
 source "$(dirname "$0")/lib.sh"
 setup_workdir pytorch2
 require_data train2k.csv test2k.csv test2k.labels
@@ -25,6 +26,7 @@ head -n 64 "$DATA/train2k.csv" >batch.csv # one step at --batch-size 64
 # Net: a CNN with batch norm, layer norm and tanh-GELU, written in 2.x. GELU's approximate
 # argument makes 2.x write file format version 10 (an operator upgrader's), not the plain 3.
 # mlp() and cnn(): the torch.nn equivalents of examples/fashion_mnist_{mlp,cnn}.json.
+# Run as a script, it writes net.pt (with net.json, its loss and optimizer) and rms.pt.
 cat >modules.py <<'PY'
 import torch
 from torch import nn
@@ -61,17 +63,21 @@ class Net(nn.Module):
 
 if __name__ == "__main__":
     import json
+    import zipfile
     torch.manual_seed(0)
     torch.jit.script(Net()).save("net.pt")
     json.dump({"loss": "cross_entropy", "optimizer": {"type": "adam", "lr": 0.001}},
               open("net.json", "w"))
+    z = zipfile.ZipFile("net.pt")
+    print(z.read([n for n in z.namelist() if n.endswith("/version")][0]).decode().strip())
+    # nn.RMSNorm (new in 2.4) calls aten::rms_norm.
+    rms = nn.Sequential(nn.Linear(784, 16), nn.RMSNorm(16), nn.Linear(16, 10))
+    torch.jit.script(rms).save("rms.pt")
 PY
 
 check "a model scripted and saved by torch $version trains and predicts in sparktorch"
-"$PY" modules.py || fail "torch $version could not script and save net.pt"
-assert_eq 10 "$("$PY" -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1])
-print(z.read([n for n in z.namelist() if n.endswith("/version")][0]).decode().strip())' net.pt)" \
-  "net.pt's file format version"
+"$PY" modules.py >format_version.txt 2>&1 || fail "torch $version: $(cat format_version.txt)"
+assert_eq 10 "$(cat format_version.txt)" "net.pt's file format version"
 run_ok net_train.txt "$SPARKTORCH" train --model net.pt --input "$DATA/train2k.csv" --epochs 3 \
   --output net_trained.pt
 assert_eq 2000 "$(summary_field net_train.txt rows_read)" "rows_read"
@@ -80,12 +86,6 @@ assert_cmp "$(accuracy net_predictions.txt "$DATA/test2k.labels")" ">=" 0.7 \
   "test accuracy of the model written in $version (chance: 0.1)"
 
 check "a model that calls an operator newer than the binary's LibTorch: exit 5, naming it"
-"$PY" - <<'PY' || fail "torch $version could not script nn.RMSNorm"
-import torch
-from torch import nn
-net = nn.Sequential(nn.Linear(784, 16), nn.RMSNorm(16), nn.Linear(16, 10))
-torch.jit.script(net).save("rms.pt")
-PY
 rc=0
 "$SPARKTORCH" train -q --model rms.pt --train-config net.json --input "$DATA/train2k.csv" \
   --epochs 1 --output rms_trained.pt >rms.out 2>rms.err || rc=$?
@@ -99,68 +99,65 @@ else
     "$rc $(sed -E 's/LibTorch [0-9][0-9.a-z+]* [(]/LibTorch X (/' rms.err)" "exit status and stderr"
 fi
 
-check "spec models: the MLP and the CNN, trained by sparktorch"
+check "torch $version loads each model sparktorch wrote: outputs, state_dict, torch.nn module"
 run_ok mlp_train.txt "$SPARKTORCH" train --model "$REPO/examples/fashion_mnist_mlp.json" \
   --input "$DATA/train2k.csv" --epochs 2 --output mlp.pt
 run_ok cnn_train.txt "$SPARKTORCH" train --model "$REPO/examples/fashion_mnist_cnn.json" \
   --input "$DATA/train2k.csv" --epochs 1 --output cnn.pt
-
-# agrees MODEL NAME: torch.jit.load in 2.x; outputs equal `sparktorch predict --prediction
-# vector`'s on rows.csv, and the torch.nn module NAME with the .pt's state_dict gives them too.
-agrees() {
-  run_ok "$1.vector" "$SPARKTORCH" predict --model "$1" --input rows.csv --prediction vector
-  "$PY" - "$1" "$2" rows.csv "$1.vector" >"$1.check" 2>&1 <<'PY' || fail "$(cat "$1.check")"
+for model in mlp cnn net_trained; do
+  run_ok "$model.vector" "$SPARKTORCH" predict --model "$model.pt" --input rows.csv \
+    --prediction vector
+done
+# For each model: torch.jit.load; the exact state_dict keys; outputs on rows.csv equal `sparktorch
+# predict --prediction vector`'s, and the torch.nn module with the .pt's state_dict gives them too.
+"$PY" - >agrees.txt 2>&1 <<'PY' || fail "$(cat agrees.txt)"
 import json, sys
 import numpy as np
 import torch
-from torch import nn
 sys.path.insert(0, ".")
 import modules
 
-path, name, rows_path, vector_path = sys.argv[1:]
-keys = {
-    "mlp": ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"],
-    "cnn": ["0.weight", "0.bias", "3.weight", "3.bias", "7.weight", "7.bias", "9.weight",
-            "9.bias"],
-    "net": ["conv.weight", "conv.bias", "bn.weight", "bn.bias", "bn.running_mean",
-            "bn.running_var", "bn.num_batches_tracked", "fc1.weight", "fc1.bias", "norm.weight",
-            "norm.bias", "fc2.weight", "fc2.bias"],
+models = {
+    "mlp": (modules.mlp, ["0.weight", "0.bias", "2.weight", "2.bias", "4.weight", "4.bias"]),
+    "cnn": (modules.cnn, ["0.weight", "0.bias", "3.weight", "3.bias", "7.weight", "7.bias",
+                          "9.weight", "9.bias"]),
+    "net_trained": (modules.Net, [
+        "conv.weight", "conv.bias", "bn.weight", "bn.bias", "bn.running_mean", "bn.running_var",
+        "bn.num_batches_tracked", "fc1.weight", "fc1.bias", "norm.weight", "norm.bias",
+        "fc2.weight", "fc2.bias"]),
 }
-extra = {"sparktorch.json": ""}
-scripted = torch.jit.load(path, _extra_files=extra)
-manifest = json.loads(extra["sparktorch.json"])
-got = list(scripted.state_dict())
-assert got == keys[name], "state_dict keys: %s" % got
-net = {"mlp": modules.mlp, "cnn": modules.cnn, "net": modules.Net}[name]()
-net.load_state_dict(scripted.state_dict())  # strict: the same keys and shapes
-net.eval()
-scripted.eval()
-x = torch.from_numpy(np.loadtxt(rows_path, delimiter=",", dtype=np.float32, ndmin=2)[:, 1:].copy())
-x = x.reshape([len(x)] + manifest["input_shape"])
-printed = torch.from_numpy(np.loadtxt(vector_path, delimiter=",", dtype=np.float32, ndmin=2))
-with torch.no_grad():
-    out, ref = scripted(x), net(x)
-assert out.shape == printed.shape == (200, 10), "shapes %s, %s" % (out.shape, printed.shape)
-diff = (out - printed).abs().max().item()
-assert torch.allclose(out, printed, rtol=1e-4, atol=1e-4), "vs sparktorch predict: %g" % diff
-assert torch.allclose(out, ref, rtol=1e-5, atol=1e-5), "torch.nn module vs the .pt"
-print("%s: %d keys, input_shape %s, max |2.x - sparktorch| %.2g" %
-      (path, len(got), manifest["input_shape"], diff))
+rows = torch.from_numpy(np.loadtxt("rows.csv", delimiter=",", dtype=np.float32)[:, 1:].copy())
+for name, (module, keys) in models.items():
+    extra = {"sparktorch.json": ""}
+    scripted = torch.jit.load(name + ".pt", _extra_files=extra)
+    manifest = json.loads(extra["sparktorch.json"])
+    got = list(scripted.state_dict())
+    assert got == keys, "%s.pt: state_dict keys %s" % (name, got)
+    net = module()
+    net.load_state_dict(scripted.state_dict())  # strict: the same keys and shapes
+    net.eval()
+    scripted.eval()
+    x = rows.reshape([len(rows)] + manifest["input_shape"])
+    printed = torch.from_numpy(np.loadtxt(name + ".vector", delimiter=",", dtype=np.float32))
+    with torch.no_grad():
+        out, ref = scripted(x), net(x)
+    assert out.shape == printed.shape == (200, 10), "shapes %s, %s" % (out.shape, printed.shape)
+    diff = (out - printed).abs().max().item()
+    assert torch.allclose(out, printed, rtol=1e-4, atol=1e-4), \
+        "%s.pt: 2.x and sparktorch predict differ by %g" % (name, diff)
+    assert torch.allclose(out, ref, rtol=1e-5, atol=1e-5), "%s: torch.nn and the .pt differ" % name
+    print("%s.pt: %d keys, input_shape %s, max |2.x - sparktorch| %.2g" %
+          (name, len(got), manifest["input_shape"], diff))
 PY
-  echo "  ok: $(cat "$1.check")"
-}
-
-check "torch $version loads each model sparktorch wrote: outputs, state_dict, torch.nn module"
-agrees mlp.pt mlp
-agrees cnn.pt cnn
-agrees net_trained.pt net
+sed 's/^/  ok: /' agrees.txt
 
 check "optimizer.pt loads into torch $version's Adam with torch.load's defaults;" \
   "a step from it is sparktorch's"
 for model in mlp net_trained; do
   run_ok "${model}_step.txt" "$SPARKTORCH" train --model "$model.pt" --input batch.csv --epochs 1 \
     --no-shuffle --output "${model}_step.pt"
-  "$PY" - "$model" >"${model}_py.txt" 2>&1 <<'PY' || fail "$(cat "${model}_py.txt")"
+done
+"$PY" - >optimizer.txt 2>&1 <<'PY' || fail "$(cat optimizer.txt)"
 import io, json, sys
 import numpy as np
 import torch
@@ -168,26 +165,7 @@ from torch import nn
 sys.path.insert(0, ".")
 import modules
 
-name = sys.argv[1]
-module = modules.Net if name == "net_trained" else modules.mlp
-net = module()
-extra = {"sparktorch.json": "", "optimizer.pt": ""}
-scripted = torch.jit.load(name + ".pt", _extra_files=extra)
-net.load_state_dict(scripted.state_dict())
-epochs = json.loads(extra["sparktorch.json"])["training"]["epochs"]
-state = torch.load(io.BytesIO(extra["optimizer.pt"]))  # the default: weights_only=True in 2.6+
-assert torch.load(io.BytesIO(extra["optimizer.pt"]), weights_only=True).keys() == state.keys()
-params = list(net.parameters())
-assert sorted(state["state"]) == list(range(len(params))), "state of %s" % sorted(state["state"])
-for i, s in state["state"].items():
-    assert sorted(s) == ["exp_avg", "exp_avg_sq", "step"], "state %d: %s" % (i, sorted(s))
-    assert s["step"].item() == 32 * epochs, "step %s after %d epochs" % (s["step"], epochs)
-fresh = {k: v.clone() for k, v in net.state_dict().items()}
-opt = torch.optim.Adam(net.parameters())
-opt.load_state_dict(state)
-assert opt.param_groups[0]["lr"] == 0.001 and opt.param_groups[0]["betas"] == (0.9, 0.999)
-
-rows = np.loadtxt("batch.csv", delimiter=",", dtype=np.float32, ndmin=2)
+rows = np.loadtxt("batch.csv", delimiter=",", dtype=np.float32)
 x, y = torch.from_numpy(rows[:, 1:].copy()), torch.from_numpy(rows[:, 0]).long()
 
 
@@ -202,17 +180,32 @@ def max_diff(a, b):
     return max((a[k].double() - b[k].double()).abs().max().item() for k in a)
 
 
-step(net, opt)
-theirs = torch.jit.load(name + "_step.pt").state_dict()
-diff = max_diff(net.state_dict(), theirs)
-assert diff < 2e-5, "a step from optimizer.pt: 2.x and sparktorch differ by %g" % diff
-# A fresh Adam (step 1, no moments) moves the weights elsewhere: the comparison has teeth.
-other = module()
-other.load_state_dict(fresh)
-step(other, torch.optim.Adam(other.parameters()))
-assert max_diff(other.state_dict(), theirs) > 1e-4, "a fresh Adam takes the same step"
-
-print("%s: step %d, max |2.x - sparktorch| %.2g" % (name, 32 * epochs + 1, diff))
+for name, module in [("mlp", modules.mlp), ("net_trained", modules.Net)]:
+    extra = {"sparktorch.json": "", "optimizer.pt": ""}
+    scripted = torch.jit.load(name + ".pt", _extra_files=extra)
+    net = module()
+    net.load_state_dict(scripted.state_dict())
+    before = {k: v.clone() for k, v in net.state_dict().items()}
+    steps = 32 * json.loads(extra["sparktorch.json"])["training"]["epochs"]  # 2000 rows / 64
+    state = torch.load(io.BytesIO(extra["optimizer.pt"]))  # the default: weights_only=True in 2.6+
+    assert torch.load(io.BytesIO(extra["optimizer.pt"]), weights_only=True).keys() == state.keys()
+    params = list(net.parameters())
+    assert sorted(state["state"]) == list(range(len(params))), "states %s" % sorted(state["state"])
+    for i, s in state["state"].items():
+        assert sorted(s) == ["exp_avg", "exp_avg_sq", "step"], "state %d: %s" % (i, sorted(s))
+        assert s["step"].item() == steps, "%s: step %s, expected %d" % (name, s["step"], steps)
+    opt = torch.optim.Adam(net.parameters())
+    opt.load_state_dict(state)
+    assert opt.param_groups[0]["lr"] == 0.001 and opt.param_groups[0]["betas"] == (0.9, 0.999)
+    step(net, opt)
+    theirs = torch.jit.load(name + "_step.pt").state_dict()
+    diff = max_diff(net.state_dict(), theirs)
+    assert diff < 2e-5, "%s: a step from optimizer.pt: 2.x and sparktorch: %g" % (name, diff)
+    # A fresh Adam (step 1, no moments) moves the weights elsewhere: the comparison has teeth.
+    other = module()
+    other.load_state_dict(before)
+    step(other, torch.optim.Adam(other.parameters()))
+    assert max_diff(other.state_dict(), theirs) > 1e-4, "%s: a fresh Adam's step too" % name
+    print("%s: step %d, max |2.x - sparktorch| %.2g" % (name, steps + 1, diff))
 PY
-  echo "  ok: $(cat "${model}_py.txt")"
-done
+sed 's/^/  ok: /' optimizer.txt
