@@ -23,9 +23,11 @@ std::string SaveOptimizerState(torch::optim::Optimizer& optimizer, const nlohman
                                const std::vector<torch::Tensor>& params);
 
 // Gives `optimizer` (made from `spec` over `params`) the state SaveOptimizerState wrote, or that
-// torch.save(opt.state_dict()) wrote for the same torch.optim type. The param_groups' options are
-// not taken (the spec and flags decide them). Throws ModelError naming `name` when the bytes are
-// not such a state, or a tensor does not fit its parameter.
+// torch.save(opt.state_dict()) wrote for the same torch.optim type, with a newer LibTorch (2.15):
+// 1.13's unpickler lacks the APPEND opcode that Python's pickle writes for a list of one item
+// (param_groups) and refuses it ("Unknown opcode for unpickling at 0x61"). The param_groups'
+// options are not taken (the spec and flags decide them). Throws ModelError naming `name` when
+// the bytes are not such a state, or a tensor does not fit its parameter.
 void LoadOptimizerState(torch::optim::Optimizer& optimizer, const nlohmann::json& spec,
                         const std::vector<torch::Tensor>& params, const std::string& bytes,
                         const std::string& name);
