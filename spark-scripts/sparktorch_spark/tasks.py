@@ -22,13 +22,14 @@ ARCHIVE_HINT = ("ship the bundle with spark-submit --archives "
                 "binary=")
 
 # Runs the first candidate that is an executable file (a name without a slash: on PATH) with
-# the arguments after "--"; else prints $SPARKTORCH_MISSING (launcher_env) and exits NOT_FOUND.
+# the arguments after "--"; else prints $SPARKTORCH_MISSING (launcher_env) with the host's name
+# for its @host@, and exits NOT_FOUND.
 # One short line: Spark quotes a failed task's whole command in its logs, so the command must
 # be readable there and hold no message of a failure that did not happen.
 _LAUNCHER = ('f=; for b do shift; [ "$b" = -- ] && break; [ -n "$f" ] && continue; '
              'case $b in */*) [ -f "$b" ] && [ -x "$b" ] && f=$b;; '
              '*) f=$(command -v -- "$b");; esac; done; [ -n "$f" ] && exec "$f" "$@"; '
-             'echo "sparktorch: error: on $(uname -n): $SPARKTORCH_MISSING" >&2; exit %d'
+             'm=$SPARKTORCH_MISSING; echo "${m%%%%@host@*}$(uname -n)${m#*@host@}" >&2; exit %d'
              % exit_codes.NOT_FOUND)
 
 
@@ -59,9 +60,9 @@ def launcher(candidates):
 
 def launcher_env(candidates):
     """What the launcher of `candidates` needs in its environment: the message it prints when
-    it finds none of them (after "sparktorch: error: on HOST: ")."""
-    return {"SPARKTORCH_MISSING": "no sparktorch binary: tried %s (%s)"
-                                  % (", ".join(candidates), ARCHIVE_HINT)}
+    it finds none of them."""
+    return {"SPARKTORCH_MISSING": "sparktorch: error: no sparktorch binary on @host@: tried %s "
+                                  "(%s)" % (", ".join(candidates), ARCHIVE_HINT)}
 
 
 def find_binary(configured=None, files_dir=None):

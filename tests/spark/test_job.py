@@ -185,7 +185,7 @@ class TrainJobTest(unittest.TestCase):
                          "./sparktorch/sparktorch (ship the bundle with spark-submit --archives "
                          "sparktorch-VERSION-linux-x86_64.tar.gz#sparktorch, or give its path with "
                          "binary=)")
-        self.assertIn("sparktorch: error: on %s: no sparktorch binary: tried /nonexistent/"
+        self.assertIn("sparktorch: error: no sparktorch binary on %s: tried /nonexistent/"
                       "sparktorch, ./sparktorch/sparktorch" % socket.gethostname(),
                       stage.logs[0].getvalue())
 

@@ -235,7 +235,7 @@ class FindBinaryTest(unittest.TestCase):
                                   "sparktorch-not-installed"], "--version")
         self.assertEqual(done.returncode, 127)
         self.assertEqual(done.stdout, b"")
-        self.assertEqual(done.stderr.decode(), "sparktorch: error: on %s: no sparktorch binary: "
+        self.assertEqual(done.stderr.decode(), "sparktorch: error: no sparktorch binary on %s: "
                          "tried ./sparktorch/sparktorch, /nowhere/sparktorch, "
                          "sparktorch-not-installed %s\n" % (os.uname().nodename, MISSING_HELP))
 
@@ -245,6 +245,7 @@ class FindBinaryTest(unittest.TestCase):
         self.assertNotIn("\n", script)
         self.assertLess(len(script), 300)
         self.assertNotIn("no sparktorch binary", script)
+        self.assertNotIn("error", script)
         self.assertNotIn("no sparktorch binary", " ".join(
             predict_command(["./sparktorch/sparktorch"], [], model_path="m.pt", vector_out=False)))
 

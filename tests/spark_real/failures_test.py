@@ -63,6 +63,18 @@ def main():
               "one line names the rank, the row and the failure")
     expect("runs again" not in run.text, "the job is not run again (it would fail again)")
     expect(not os.path.exists(model), "no model written")
+    # Spark logs the command of a failed task: it must be short, and say nothing that did not
+    # happen (the launcher's message for a missing binary once appeared in it four times).
+    expect("no sparktorch binary" not in run.text,
+           "no line speaks of a missing binary (the binary was there)")
+    commands = [line for line in run.text.splitlines() if "Command ran: " in line]
+    expect(commands and all(len(c) < 1500 for c in commands),
+           "Spark's 'Command ran:' lines are one line each, under 1,500 characters",
+           [len(c) for c in commands])
+    expect(not re.search(r"^\s*(tried=|while \[|case \$1|done$|fi$)", run.text, re.MULTILINE),
+           "no line of a shell script follows them")
+    expect(not any("error" in c.split("Command ran: ", 1)[1] for c in commands),
+           "the commands hold no error message")
 
     check("a row with the label 42 at row 17 of bad.parquet's part-00001, in the share of rank 1, "
           "which reads it from the file itself")

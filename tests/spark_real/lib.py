@@ -180,20 +180,8 @@ class Run:
         return sorted(glob.glob(os.path.join(folder, "*", "stderr"))) if folder else []
 
     def quote(self, count=60):
-        """The last `count` lines worth reading: no _NOISE, and the tasks' launcher script,
-        which Spark's messages quote in full, as one line."""
-        kept, in_script = [], False
-        for _, _, line in self.lines:
-            if in_script:
-                in_script = not line.startswith(" sparktorch-launcher")
-                if not in_script:
-                    kept.append("  [the launcher script]" + line)
-            elif "Command ran: /bin/sh -c" in line:
-                kept.append(line)
-                in_script = True
-            elif not _NOISE.search(line):
-                kept.append(line)
-        return kept[-count:]
+        """The last `count` lines worth reading (no _NOISE)."""
+        return [line for _, _, line in self.lines if not _NOISE.search(line)][-count:]
 
 
 def _session_processes(sid):
