@@ -3,7 +3,8 @@
 
 Reads the idx files of Debian's `dataset-fashion-mnist` package and writes one row per
 image, label first. Pixels are written as p/255; the text formats round to at most 4
-decimals with trailing zeros stripped (`0`, `1`, `0.502`, `0.0039`).
+decimals with trailing zeros stripped (`0`, `1`, `0.502`, `0.0039`). With --raw they are the
+bytes as stored, the integers 0-255, unscaled (as SparkTorch's own example feeds them).
 
 Formats (--format):
   csv      label,p1,...,p784
@@ -142,7 +143,8 @@ def write_rows(out, labels, images, features, fmt):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(
-        description="Write Fashion-MNIST rows for sparktorch (label first, pixels as p/255).")
+        description="Write Fashion-MNIST rows for sparktorch "
+                    "(label first, pixels as p/255, or 0-255 with --raw).")
     parser.add_argument("--split", choices=sorted(FILES), default="train")
     parser.add_argument("--format", choices=FORMATS, default="csv")
     parser.add_argument("--limit", type=int, metavar="N", help="write only the first N rows")
@@ -151,10 +153,15 @@ def main(argv=None):
     parser.add_argument("--labels-out", metavar="FILE", help="also write one label per line here")
     parser.add_argument("--data-dir", default=DEFAULT_DATA_DIR,
                         help="folder holding the idx .gz files (default: %(default)s)")
+    parser.add_argument("--raw", action="store_true",
+                        help="write pixels unscaled, as the integers 0-255")
     args = parser.parse_args(argv)
     if args.limit is not None and args.limit < 0:
         parser.error("--limit must be >= 0")
 
+    if args.raw:
+        PIXEL[:] = [str(p) for p in range(256)]
+        PIXEL_F32[:] = [struct.pack("<f", float(p)) for p in range(256)]
     labels, images, features = load(args.data_dir, args.split, args.limit)
     try:
         out = open_out(args.out)
