@@ -13,6 +13,7 @@
 #include "core/net/errors.h"
 #include "core/net/socket.h"
 #include "core/train/epoch_progress.h"
+#include "core/train/feature_scale.h"
 #include "core/train/lr_schedule.h"
 #include "core/train/optimizer.h"
 #include "core/train/trainer.h"
@@ -237,6 +238,8 @@ void RunHogwildServe(const HogwildServeOptions& options, const std::function<voi
   server_options.model = SerializeModel(module, manifest);
   server_options.optimizer = optimizer_spec;
   server_options.lr_schedule = plan.lr_schedule_spec;
+  server_options.check_feature_scale =
+      plan.source == "spec" && SpecTakesFeaturesAsTheyAre(plan.spec);
   const int epochs_before = ResumedOptimizer(options, plan, optimizer_spec, &server_options);
   std::vector<at::Tensor> params;
   for (const torch::Tensor& p : module.parameters()) params.push_back(p);

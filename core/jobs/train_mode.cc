@@ -7,6 +7,7 @@
 
 #include "core/ps/hogwild_worker.h"
 #include "core/ps/ps_client.h"
+#include "core/train/feature_scale.h"
 #include "formats/error.h"
 
 namespace sparktorch {
@@ -49,6 +50,12 @@ class HogwildMode : public TrainMode {
                  {"no_label", options_.rows.format.label == LabelPresence::kNone},
                  {"rows", rows.data.rows()}};
     if (options_.prediction) info["prediction"] = PredictionKindName(*options_.prediction);
+    const FeatureScale scale = MeasureFeatureScale(rows.data.features);
+    if (scale.values > 0) {
+      // For the server to warn on the driver when they are far from unit scale.
+      info["feature_rms"] = scale.Rms();
+      info["feature_max_abs"] = scale.max_abs;
+    }
     connect.worker_info = info.dump();
     try {
       client_ = std::make_unique<PsClient>(connect);
@@ -69,6 +76,10 @@ class HogwildMode : public TrainMode {
       spdlog::info("this worker has no rows (an empty partition); the parameter server gave it "
                    "worker id {}, which no other worker claimed",
                    client_->worker());
+    }
+    if (plan->source == "spec" && SpecTakesFeaturesAsTheyAre(plan->spec)) {
+      const std::string warning = UnscaledFeaturesWarning(scale, rows.names);
+      if (!warning.empty()) spdlog::warn("{}", warning);
     }
     const int64_t want = Product(plan->input_shape);
     if (rows.data.rows() > 0 && rows.data.features.size(1) != want) {

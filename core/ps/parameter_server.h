@@ -38,6 +38,10 @@ struct ParameterServerOptions {
   int pull_every = 1;               // steps between pulls
   int64_t max_staleness = -1;       // drop gradients more versions old than this; -1: never
   int early_stop_patience = 0;      // epochs without a better loss before stopping; 0: never
+  // The model takes its rows' features as they are (SpecTakesFeaturesAsTheyAre): the server
+  // warns, once, when a worker's Hello.worker_info says that its features are far from unit
+  // scale (feature_rms, feature_max_abs; core/train/feature_scale.h).
+  bool check_feature_scale = false;
   std::string model;                // the initial model's .pt bytes, sent to every worker
   nlohmann::json optimizer;         // a complete optimizer spec (CompleteOptimizerSpec)
   // A complete epoch-based learning-rate schedule (CompleteLrScheduleSpec; not one_cycle, whose
@@ -164,6 +168,9 @@ class ParameterServer {
   // With mu_ held: once every worker has come (or the rendezvous is over), gives each waiting
   // worker without an id, in the order they came, the lowest id not claimed yet.
   void AssignWaiting();
+  // With mu_ held: warns when worker `id`'s rows are far from unit scale, unless an earlier
+  // worker's were (options_.check_feature_scale).
+  void CheckFeatureScale(int id, const std::string& worker_info);
   // Sends worker `id` its Welcome (the model); false when the worker was lost instead.
   bool SendWelcome(FrameConnection& conn, const std::string& peer, int id, const ps::Hello& hello,
                    const std::string& nonce);
@@ -214,6 +221,7 @@ class ParameterServer {
   int lock_owner_ = -1;
   bool stop_ = false;
   bool rendezvous_over_ = false;
+  bool warned_feature_scale_ = false;
   std::vector<Worker> workers_;
   std::map<int, EpochSums> epochs_;
   int next_epoch_ = 1;

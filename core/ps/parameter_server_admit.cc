@@ -4,14 +4,17 @@
 // (AssignWaiting).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <mutex>
 #include <shared_mutex>
 #include <string>
 
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 #include "core/net/random_hex.h"
 #include "core/ps/parameter_server.h"
+#include "core/train/feature_scale.h"
 #include "formats/hmac_sha256.h"
 
 namespace sparktorch {
@@ -196,12 +199,35 @@ bool ParameterServer::SendWelcome(FrameConnection& conn, const std::string& peer
   } else {
     spdlog::info("worker {} joined from {} ({})", id, hello.host(), peer);
   }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    CheckFeatureScale(id, hello.worker_info());
+  }
   if (conn.Send(welcome, After(options_.worker_timeout)) != FrameConnection::Status::kOk) {
     std::lock_guard<std::mutex> lock(mu_);
     Lose(id, "connection closed while it was sent the model");
     return false;
   }
   return true;
+}
+
+void ParameterServer::CheckFeatureScale(int id, const std::string& worker_info) {
+  if (!options_.check_feature_scale || warned_feature_scale_) return;
+  const nlohmann::json info = nlohmann::json::parse(worker_info, nullptr, false);
+  auto number = [&info](const char* key) {
+    return info.is_object() && info.contains(key) && info[key].is_number() ? info[key].get<double>()
+                                                                           : 0.0;
+  };
+  // Only the root mean square and the largest value matter: one value stands for them all.
+  FeatureScale scale;
+  scale.values = 1;
+  scale.sum_squares = std::pow(number("feature_rms"), 2);
+  scale.max_abs = number("feature_max_abs");
+  const std::string where = "worker " + std::to_string(id) + "'s rows";
+  const std::string warning = UnscaledFeaturesWarning(scale, where);
+  if (warning.empty()) return;
+  spdlog::warn("{}", warning);
+  warned_feature_scale_ = true;
 }
 
 }  // namespace sparktorch

@@ -18,7 +18,7 @@ struct PsClientOptions {
   int worker = 0;           // or -1: a worker without rows, which the server gives an id
   int world_size = 1;
   double timeout = 120;     // seconds to reach the server, and for each answer
-  std::string worker_info;  // JSON for the server: row format, prediction kind, rows
+  std::string worker_info;  // JSON for the server: row format, prediction, rows, their scale
 };
 
 // The parameter server refused a worker because its id was counted as lost earlier in the job
