@@ -105,7 +105,7 @@ grep -qE "refused a connection from 127\.0\.0\.1:[0-9]+: worker 0 was lost earli
 
 check "a worker that comes after the server's --timeout (a Spark retry, or a slow task): exit 0 too"
 start_server 2 --timeout 3
-start_worker_from_stdin 0 2 part0.csv -e 40
+start_worker_from_stdin 0 2 part0.csv -e 1000  # still training when the second worker 0 comes; killed below
 wait_log server.err "never connected within 3 s; the job goes on without it"
 start_worker_from_stdin 1 2 part1.csv -e 1
 wait_for "${WORKER_PID[1]}"
