@@ -92,4 +92,4 @@ step "writing out/spark/fashion_{train,test}.parquet with Spark (its log: out/sp
 submit examples/spark_fashion_mnist.py prepare --format parquet --out out/spark
 step "the Spark ML stage: fit (2 tasks, sync, 3 epochs), save, load, transform on local[2]"
 submit examples/spark_fashion_mnist.py pipeline --data out/spark --mode sync --epochs 3 \
-  --partitions 2 --binary "$PWD/$sparktorch"
+  --partitions 2 --binary "$(realpath "$sparktorch")"

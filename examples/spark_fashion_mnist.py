@@ -23,16 +23,18 @@ sys.path.insert(0, os.path.join(HERE, "..", "spark-scripts"))
 
 from pyspark.ml import Pipeline, PipelineModel  # noqa: E402
 from pyspark.ml.feature import VectorAssembler  # noqa: E402
-from pyspark.sql import SparkSession, functions  # noqa: E402
+from pyspark.sql import SparkSession  # noqa: E402
+from pyspark.sql.types import DoubleType, StructField, StructType  # noqa: E402
 
 PIXELS = ["p%d" % i for i in range(784)]
 
 
 def prepare(spark, args):
     for split in ("train", "test"):
+        # A schema given, not inferred: inferring reads the 785 columns once more.
+        schema = StructType([StructField(name, DoubleType()) for name in ["label"] + PIXELS])
         df = spark.read.csv(os.path.abspath(os.path.join(args.csv, "fashion_%s.csv" % split)),
-                            inferSchema=True)
-        df = df.toDF("label", *PIXELS).withColumn("label", functions.col("label").cast("double"))
+                            schema=schema)
         out = os.path.abspath(os.path.join(args.out, "fashion_%s.%s" % (split, args.format)))
         if args.format == "parquet":
             df = VectorAssembler(inputCols=PIXELS, outputCol="features").transform(df)
