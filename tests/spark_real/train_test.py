@@ -135,9 +135,11 @@ def main():
 
 
 def vector_accuracy(master, model, correct):
-    """predict.py --labelCol with --useVectorOut or --probabilities: the accuracy of each
-    vector's largest entry, the same as that of the class predictions."""
-    for flag in ("--useVectorOut", "--probabilities"):
+    """predict.py --labelCol with --useVectorOut (Spark 4) or --probabilities (3.5; one a line,
+    for time): the accuracy of each vector's largest entry, the same as that of the class
+    predictions."""
+    import pyspark  # pylint: disable=import-outside-toplevel  # this line's, from its venv
+    for flag in ("--probabilities" if pyspark.__version__.startswith("3.") else "--useVectorOut",):
         check("predict.py %s --labelCol label: the accuracy of the vectors' argmax" % flag)
         run = submit("predict_vector", master, [
             os.path.join(REPO, "spark-scripts", "predict.py"), "--source",
