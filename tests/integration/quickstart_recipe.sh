@@ -15,7 +15,7 @@ for seed in 0 1 2; do
   SETUP=0 SPARK=$spark BUILD_DIR="$(dirname "$SPARKTORCH")" SEED=$seed THREADS=1 PYTHON=python3 \
     "$REPO/examples/quickstart.sh" >"quickstart.$seed" 2>"quickstart.$seed.err" ||
     fail "quickstart.sh exited $?: $(tail -3 "quickstart.$seed.err")"
-  accuracy=$(awk '/test accuracy/ { sub("%", "", $3); print $3 }' "quickstart.$seed")
+  accuracy=$(awk '/^  test accuracy/ { sub("%", "", $3); print $3 }' "quickstart.$seed")
   assert_cmp "$accuracy" ">=" 89 "test accuracy (%) with seed $seed"
 done
 
