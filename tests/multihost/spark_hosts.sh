@@ -7,7 +7,8 @@
 #   every interface) and the tasks reach it at spark.driver.host;
 # - the two ranks arrive from h1's and h2's addresses, and each confines MPI to eth0;
 # - the job ends, the two ranks hold the same weights and the model predicts the test rows.
-# Skipped (exit 77) without a Spark: SPARK_HOME must hold bin/spark-submit.
+# Runs on stock Spark 4 from PyPI (SPARK_HOME and SPARK_PYTHON: examples/install_python.sh's
+# spark-4 venv). Skipped (exit 77) without a Spark: SPARK_HOME must hold bin/spark-submit.
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
 source "$HERE/../integration/lib.sh"
@@ -21,7 +22,7 @@ setup_workdir multihost_spark
 require_data train12k.csv test2k.csv test2k.labels
 mh_setup 2 same
 
-export PYSPARK_PYTHON=/usr/bin/python3 PYSPARK_DRIVER_PYTHON=/usr/bin/python3
+export PYSPARK_PYTHON=${SPARK_PYTHON:-python3} PYSPARK_DRIVER_PYTHON=${SPARK_PYTHON:-python3}
 DRIVER=$(mh_hostname driver)
 MASTER_URL=spark://$DRIVER:7077
 # Test accuracy of the MLP after 2 epochs on 12,000 rows: 0.84-0.85 by the integration tests'
