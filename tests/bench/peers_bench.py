@@ -45,7 +45,9 @@ Each is forced by one aggregate over its prediction column (the share of rows wh
 is their label, which must agree between them: the same weights), and reported in rows/s. Where
 sparktorch's time goes, the same way: read-only (Spark reading the rows, noop-written),
 ours-lines (and turning them into the lines sparktorch's transform pipes), ours-binary
-(`sparktorch predict` alone on those lines from files, one process per task's share of one copy).
+(`sparktorch predict` alone on those lines from files, one process per task's share of one copy),
+ours-coalesced and predict_batch_udf-coalesced (the transform over the copies coalesced to one
+partition per task slot: a process, or a Python worker's model, started twice, not 20 times).
 
 The peers need a few workarounds here (Spark 4.3.0's columnar input to Python UDFs; SparkTorch
 0.2.0 on torch 2.15): install_spark_workarounds and install_sparktorch_shims apply them from
@@ -89,7 +91,7 @@ SPEC = os.path.join(REPO, "examples", "fashion_mnist_mlp.json")
 FITS = ("ours-sync-files", "ours-sync-spark", "ours-hogwild-files", "ours-hogwild-spark",
         "SparkTorch-sync", "SparkTorch-hogwild", "TorchDistributor")
 TRANSFORMS = ("ours", "SparkTorch", "predict_batch_udf", "read-only", "ours-lines",
-              "ours-binary")
+              "ours-binary", "ours-coalesced", "predict_batch_udf-coalesced")
 FEATURES = 784
 CLASSES = 10
 
@@ -337,8 +339,12 @@ def fit_sparktorch020(spark, args, paths, mode, rows):
         for child in multiprocessing.active_children():
             child.terminate()
     seconds = time.time() - started
-    return seconds, model.getPytorchModel(), "iters=%d (steps of %d rows per task)" % (
-        steps, args.batch)
+    note = "iters=%d (steps of %d rows per task)" % (steps, args.batch)
+    if mode == "hogwild":
+        # Read in its source, not a shim's doing: handle_model in sparktorch/hogwild.py calls
+        # backward() every step without zeroing the gradients, and load_state_dict keeps them.
+        note += "; its workers never zero their gradients, so each push is the sum of all so far"
+    return seconds, model.getPytorchModel(), note
 
 
 def distributor_train(files, epochs, batch, lr, seed):
@@ -506,6 +512,8 @@ def run_transform(name, spark, args, paths, net, ours_model_bytes):
         train = spark.read.parquet(paths["train"])
         copies = args.sparktorch020_copies if name == "SparkTorch" else args.transform_copies
         df = functools.reduce(DataFrame.unionAll, [train] * copies)
+        if name.endswith("-coalesced"):  # one task per core: each starts its process once
+            name, df = name[:-len("-coalesced")], df.coalesce(args.tasks)
         if name in ("read-only", "ours-lines"):  # Spark's part of the work, alone
             if name == "ours-lines":
                 df = df.selectExpr(ours_lines(df, args) + " AS t")
@@ -596,8 +604,8 @@ def main():
     transformed = []
     if transforms:
         fitted = [f for f in results if f.net is not None]
-        net = build_mlp()
         torch.manual_seed(args.seed)
+        net = build_mlp()
         source = "a fresh MLP (no fit ran)"
         if fitted:
             copy_weights(fitted[0].net, net)
@@ -641,7 +649,10 @@ def report(args, master, rows, test_rows, fits, transforms, shims, source):
             tool = {"ours": "sparktorch", "SparkTorch": "SparkTorch 0.2.0",
                     "read-only": "  Spark's read alone",
                     "ours-lines": "  read + sparktorch's lines",
-                    "ours-binary": "  sparktorch predict alone"}.get(name, name)
+                    "ours-binary": "  sparktorch predict alone",
+                    "ours-coalesced": "  sparktorch, coalesced",
+                    "predict_batch_udf-coalesced": "  predict_batch_udf, coalesced"}.get(
+                        name, name)
             if error:
                 print("%-28s %12s %10s %6s %12s  FAILED: %s" % (tool, "-", "-", "-", "-",
                                                                  error))
