@@ -44,6 +44,9 @@ void SetupPredictCommand(CLI::App& app) {
   c->add_option("--threads,-t", f.job.threads, "CPU threads (default: OMP_NUM_THREADS, else 1)")
       ->check(CLI::PositiveNumber);
   c->add_option("--device", f.job.device, "cpu, cuda or cuda:N (default cpu)");
+  c->add_option("--group-end", f.job.group_end,
+                "A line equal to TEXT ends a group of rows: their predictions are written, "
+                "then TEXT on a line, and reading goes on (stdin is read as it arrives)");
   c->callback([flags] { Run(*flags); });
 }
 

@@ -41,6 +41,26 @@ class GzipByteReader : public ByteReader {
   std::string name_;
 };
 
+// Reads a descriptor with read(2): whatever has arrived, without waiting for a buffer's worth
+// (a stream of groups, each answered before the next comes). No gzip.
+class FdByteReader : public ByteReader {
+ public:
+  FdByteReader(int fd, std::string name) : fd_(fd), name_(std::move(name)) {}
+  ~FdByteReader() override { close(fd_); }
+
+  size_t Read(char* buf, size_t n) override {
+    for (;;) {
+      ssize_t got = ::read(fd_, buf, n);
+      if (got >= 0) return static_cast<size_t>(got);
+      if (errno != EINTR) throw InputError(name_ + ": read error: " + std::strerror(errno));
+    }
+  }
+
+ private:
+  int fd_;
+  std::string name_;
+};
+
 bool HasGlobChars(const std::string& s) { return s.find_first_of("*?[") != std::string::npos; }
 
 }  // namespace
@@ -87,10 +107,11 @@ std::vector<std::string> ExpandInputPaths(const std::vector<std::string>& patter
   return paths;
 }
 
-std::unique_ptr<ByteReader> OpenInput(const std::string& path) {
+std::unique_ptr<ByteReader> OpenInput(const std::string& path, InputReads reads) {
   std::string name = InputDisplayName(path);
   int fd = path == kStdinName ? dup(STDIN_FILENO) : open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) throw InputError(name + ": " + std::strerror(errno));
+  if (reads == InputReads::kAsItComes) return std::make_unique<FdByteReader>(fd, std::move(name));
   gzFile file = gzdopen(fd, "rb");
   if (file == nullptr) {
     close(fd);

@@ -19,9 +19,14 @@ inline constexpr const char* kStdinName = "-";
 std::vector<std::string> ExpandInputPaths(const std::vector<std::string>& patterns,
                                           bool directories = false);
 
-// Opens `path` ("-" for stdin) for reading, decompressing gzip transparently (by content, not
-// by name). Throws InputError naming the path when it cannot be opened.
-std::unique_ptr<ByteReader> OpenInput(const std::string& path);
+// How an input is read: through zlib in large blocks (gzip decompressed transparently, by
+// content, not by name), or as its bytes arrive (a pipe answered group by group; no gzip).
+enum class InputReads { kBuffered, kAsItComes };
+
+// Opens `path` ("-" for stdin) for reading. Throws InputError naming the path when it cannot
+// be opened.
+std::unique_ptr<ByteReader> OpenInput(const std::string& path,
+                                      InputReads reads = InputReads::kBuffered);
 
 // How messages name an input: "stdin" for "-", else the path.
 std::string InputDisplayName(const std::string& path);

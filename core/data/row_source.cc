@@ -59,7 +59,10 @@ RowSource::~RowSource() = default;
 bool RowSource::OpenNextInput() {
   if (next_input_ >= inputs_.size()) return false;
   const std::string& path = inputs_[next_input_++];
-  reader_ = std::make_unique<LineReader>(OpenInput(path), InputDisplayName(path),
+  const InputReads reads = options_.group_end.empty() || path != kStdinName
+                               ? InputReads::kBuffered
+                               : InputReads::kAsItComes;
+  reader_ = std::make_unique<LineReader>(OpenInput(path, reads), InputDisplayName(path),
                                          options_.max_line_bytes);
   if (options_.format.header && options_.format.kind == RowFormatKind::kCsv) {
     std::string_view header;
@@ -69,7 +72,8 @@ bool RowSource::OpenNextInput() {
 }
 
 std::string RowSource::LineWhere(size_t column) const {
-  std::string where = reader_->name() + ":" + std::to_string(reader_->line_number()) + ":";
+  std::string where =
+      reader_->name() + ":" + std::to_string(reader_->line_number() - group_line_base_) + ":";
   if (column > 0) where += std::to_string(column) + ":";
   return where;
 }
@@ -108,6 +112,7 @@ bool RowSource::NextParquet(Row* row) {
 }
 
 bool RowSource::Next(Row* row) {
+  group_ended_ = false;
   if (parquet_) return NextParquet(row);
   for (;;) {
     if (!reader_ && !OpenNextInput()) return false;
@@ -125,6 +130,11 @@ bool RowSource::Next(Row* row) {
         continue;
       case LineReader::Status::kLine:
         break;
+    }
+    if (!options_.group_end.empty() && line == options_.group_end) {
+      group_ended_ = true;
+      group_line_base_ = reader_->line_number();
+      return false;
     }
     try {
       parser_->Parse(line, row);

@@ -29,6 +29,10 @@ struct RowSourceOptions {
   // Stdin is never shared.
   int share_rank = 0;
   int share_world = 1;
+  // Not empty: a line equal to it ends a group of rows (Next returns false with group_ended()
+  // true, and reading goes on at the next call); messages number lines from the group's
+  // first; stdin is read as its bytes arrive.
+  std::string group_end;
 };
 
 // A check of a parsed row beyond its syntax, such as a label in range for the loss. Returns an
@@ -45,8 +49,11 @@ class RowSource {
   RowSource(std::vector<std::string> inputs, RowSourceOptions options, RowCheck check = nullptr);
   ~RowSource();
 
-  // Reads the next good row into *row. Returns false at the end of the last input.
+  // Reads the next good row into *row. Returns false at the end of the last input, or at the
+  // end of a group (group_ended()).
   bool Next(Row* row);
+  // Whether the last Next returned false at a group_end line rather than at the end.
+  bool group_ended() const { return group_ended_; }
 
   int64_t rows_read() const { return rows_read_; }
   int64_t rows_skipped() const { return rows_skipped_; }
@@ -74,6 +81,8 @@ class RowSource {
   std::unique_ptr<ParquetSource> parquet_;  // --format parquet, instead of parser_ and reader_
   int64_t rows_read_ = 0;
   int64_t rows_skipped_ = 0;
+  bool group_ended_ = false;
+  size_t group_line_base_ = 0;  // the line number of the last group's end line
   // Data lines (not headers) seen so far across the inputs, and this reader's range of them.
   int64_t line_index_ = 0;
   int64_t first_line_ = 0;

@@ -172,25 +172,44 @@ void RunPredictJob(const PredictJobOptions& options, std::FILE* out) {
   }
   ModelFile model = ReadModelFile(options.model_path, device);
   PredictSetup setup = Setup(options, model);
+  if (!options.group_end.empty() && setup.format.kind == RowFormatKind::kParquet) {
+    throw UsageError("--group-end reads lines; it cannot be used with --format parquet");
+  }
   const std::vector<std::string> inputs =
       ExpandInputPaths(options.inputs, setup.format.kind == RowFormatKind::kParquet);
-  RowSource source(inputs, RowSourceOptions{setup.format, options.on_bad_row, options.max_line_bytes});
+  RowSource source(inputs, RowSourceOptions{setup.format, options.on_bad_row,
+                                            options.max_line_bytes, 0, 1, options.group_end});
   LineWriter writer(out);
   Batches batches(options, model, setup, device, writer);
   Row row;
   int64_t skipped_before = 0;
+  int64_t groups = 0, group_rows_before = 0;
+  auto group_started = std::chrono::steady_clock::now();
   for (;;) {
     bool more = source.Next(&row);
     for (; skipped_before < source.rows_skipped(); ++skipped_before) batches.AddSkipped();
-    if (!more) break;
-    batches.Add(row);
+    if (more) {
+      batches.Add(row);
+      continue;
+    }
+    if (!source.group_ended()) break;
+    batches.Flush();
+    writer.Write({}, options.group_end);
+    writer.Flush();
+    const auto now = std::chrono::steady_clock::now();
+    spdlog::info("predicted {} rows in {:.2f} s (group {} of this process)",
+                 source.rows_read() - group_rows_before,
+                 std::chrono::duration<double>(now - group_started).count(), ++groups);
+    group_rows_before = source.rows_read();
+    group_started = now;
   }
   batches.Flush();
   writer.Finish();
   double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  spdlog::info("predicted {} rows in {:.2f} s ({:.0f} rows/s){}", source.rows_read(), seconds,
+  spdlog::info("predicted {} rows in {:.2f} s ({:.0f} rows/s){}{}", source.rows_read(), seconds,
                seconds > 0 ? source.rows_read() / seconds : 0.0,
+               groups > 0 ? " in " + std::to_string(groups) + " groups" : std::string(),
                source.rows_skipped() > 0
                    ? ", " + std::to_string(source.rows_skipped()) + " bad rows skipped (empty lines)"
                    : std::string());

@@ -26,11 +26,15 @@ struct PredictJobOptions {
   std::optional<PredictionKind> prediction;  // empty: the manifest's default
   std::string device = "cpu";
   int threads = 0;  // CPU threads; 0: DefaultThreads()
+  // Not empty: a line equal to it ends a group of rows; the group's predictions are written,
+  // then this text on a line of its own, and the process reads on (the Spark layer keeps one
+  // predict process per executor this way, answering partition after partition).
+  std::string group_end;
 };
 
 // Runs `sparktorch predict` on `threads` CPU threads: writes to `out` exactly one line per input row, in input order:
 // the prediction ("VALUE"), or "ID<TAB>VALUE" for a row with an id; an empty line for a bad row
-// skipped under BadRowPolicy::kSkip. Rows are read and predicted in batches. Throws the
+// skipped under BadRowPolicy::kSkip; group_end's line after each group. Rows are read and predicted in batches. Throws the
 // sparktorch::Error kinds.
 void RunPredictJob(const PredictJobOptions& options, std::FILE* out);
 

@@ -145,18 +145,26 @@ def collect_lines(jrdd):
     return list(jrdd.toJavaRDD().collect())
 
 
-def pipe_rows(df, command, env, what):
-    """`df` with its last column (a string: each row's line for `command`'s stdin) replaced by
-    the command's answer to that line, through sparktorch-spark.jar's PipeRows: each partition's
-    rows go through the process once, on the task's thread, with no Python worker and no second
-    read of `df`, so any plan works. `command` is a list (the program and its arguments), `env`
-    is added to its environment, `what` names it in the error of a non-zero exit status. The jar
-    must be loaded (features_text_function)."""
+def pipe_rows(df, command, env, what, group_end, keep_seconds, answer):
+    """`df` with one more column, `answer` (a string): the command's answer to each row's last
+    column (a string, the row's line for `command`'s stdin), through sparktorch-spark.jar's
+    PipeRows: each partition's rows go through the process once, on the task's thread, as
+    Spark SQL holds them (no cell converted to a Java object), with no Python worker and no
+    second read of `df`, so any plan works. `command` is a list (the program and its
+    arguments) that answers in groups, each ending with the line `group_end`; `env` is added
+    to its environment; `what` names it in the error of a non-zero exit status. A process is
+    kept `keep_seconds` after its task for the next task of the same executor with the same
+    command. The jar must be loaded (features_text_function)."""
     sc = df._sc  # pylint: disable=protected-access
-    task = sc._jvm.sparktorch.spark.PipeRows(list(command), dict(env), what)  # noqa pylint: disable=protected-access
-    rows = df._jdf.javaRDD().mapPartitions(task)  # pylint: disable=protected-access
+    jvm = sc._jvm  # pylint: disable=protected-access
+    task = jvm.sparktorch.spark.PipeRows(list(command), dict(env), what, group_end,
+                                         float(keep_seconds))
+    rows = df._jdf.queryExecution().toRdd().toJavaRDD().mapPartitions(task).rdd()  # noqa pylint: disable=protected-access
+    schema = df._jdf.schema().add(answer, jvm.org.apache.spark.sql.types.DataTypes.StringType)  # noqa pylint: disable=protected-access
+    # SparkSession.internalCreateDataFrame (Spark 3.5 and 4.x; private[sql] in Scala, public in
+    # the bytecode): a DataFrame over rows that are already Spark SQL's own.
     session = df._jdf.sparkSession()  # pylint: disable=protected-access
-    return _frame(session.createDataFrame(rows, df._jdf.schema()), df)  # noqa pylint: disable=protected-access
+    return _frame(session.internalCreateDataFrame(rows, schema, False), df)
 
 
 def _row_encoder(jvm, schema):

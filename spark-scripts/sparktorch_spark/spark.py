@@ -33,10 +33,13 @@ from . import options as opts
 from . import rows as text_rows
 from .job import JobFailed, model_files, run_training
 from .options import OptionError
-from .tasks import (PREDICT_WHAT, BinaryMissing, PredictTask, binary_candidates, find_binary,
+from .tasks import (GROUP_END, PREDICT_WHAT, BinaryMissing, PredictTask, binary_candidates, find_binary,
                     predict_command, process_env)
 
 SOURCE_FORMATS = ("csv", "parquet", "libsvm", "json", "orc", "table")
+# How long an executor keeps an idle `sparktorch predict` process for its next task of the
+# same model and options: starting one and loading the model costs ~0.5 s a partition.
+PREDICT_KEEP_SECONDS = 30
 
 
 def _session(df):
@@ -320,6 +323,7 @@ def files_dir(sc):
 
 
 _SHIPPED = {}  # name -> the copy this process gave SparkContext.addFile
+_ADDED = set()  # (application id, name): added to that application's SparkContext
 
 
 def ship_file(sc, path):
@@ -337,7 +341,10 @@ def ship_file(sc, path):
         with open(copy, "wb") as f:
             f.write(data)
         _SHIPPED[name] = copy
-    sc.addFile(copy)
+    added = (sc.applicationId, name)
+    if added not in _ADDED:  # added again, Spark 4 warns that it overwrites nothing
+        sc.addFile(copy)
+        _ADDED.add(added)
     return os.path.join(files_dir(sc), name)
 
 
@@ -520,18 +527,20 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
     threads = threads or int(sc.getConf().get("spark.task.cpus", "1"))
     candidates = binary_candidates(binary, files_dir(sc))
     env = process_env(threads, candidates)
-    command = predict_command(candidates,
-                              opts.verbosity_flags(verbose), model_path=model_path,
-                              vector_out=vector, probabilities=probabilities,
-                              batch_size=batch_size, threads=threads, device=device,
-                              on_bad_row=on_bad_row)
+    flags = dict(model_path=model_path, vector_out=vector, probabilities=probabilities,
+                 batch_size=batch_size, threads=threads, device=device, on_bad_row=on_bad_row)
+    command = predict_command(candidates, opts.verbosity_flags(verbose), **flags)
     line = "__sparktorch_prediction"
     # The paths, fastest first (README, "How the rows reach the binary"): with the jar, each
-    # row and its prediction in one pass in the JVM; without it, the JVM's pipe zipped with a
-    # second read of the rows where that read gives them in the same order; else a Python worker.
+    # row and its prediction in one pass in the JVM, through a predict process kept between
+    # the executor's tasks; without it, the JVM's pipe zipped with a second read of the rows
+    # where that read gives them in the same order; else a Python worker.
     if encoder is not None:
-        paired = jvm.pipe_rows(df.selectExpr("*", "%s AS %s" % (text, text_rows.quote(line))),
-                               command, env, what=PREDICT_WHAT)
+        paired = jvm.pipe_rows(df.selectExpr("*", "%s AS __sparktorch_line" % text),
+                               predict_command(candidates, opts.verbosity_flags(verbose),
+                                               groups=True, **flags),
+                               env, what=PREDICT_WHAT, group_end=GROUP_END,
+                               keep_seconds=PREDICT_KEEP_SECONDS, answer=line)
     elif jvm.recomputes_in_order(df):
         predicted = jvm.pipe(sc, jvm.lines(df.selectExpr(text)), command, env,
                              barrier=False)

@@ -105,18 +105,26 @@ def train_command(candidates, global_flags, *, mode, address, world_size, args):
             ["--rank-from-stdin", "--world-size", str(world_size)] + list(args))
 
 
+# The line that ends a partition's rows, and the answers to them, for a predict process kept
+# between tasks (sparktorch-spark.jar's PipeRows; `sparktorch predict --group-end`). Rows are
+# numbers, so no row is this line.
+GROUP_END = "#sparktorch-end-of-partition"
+
+
 def predict_command(candidates, global_flags, *, model_path, vector_out, probabilities=False,
-                    batch_size=1024, threads=1, device="cpu", on_bad_row="fail"):
+                    batch_size=1024, threads=1, device="cpu", on_bad_row="fail", groups=False):
     """The command of a prediction task: rows of the `vector` format on stdin, exactly one line
     on stdout for each (empty for a row skipped under on_bad_row="skip"), in order: the
     model's outputs, comma-separated, with `vector_out` (the probabilities with
     `probabilities`), else the model's own prediction (a class index, a binary classifier's 0
-    or 1, a regression's outputs)."""
+    or 1, a regression's outputs). With `groups`, partition after partition, each followed by
+    GROUP_END, which the command echoes after the partition's answers."""
     kind = ["--prediction", "probabilities"] if probabilities else (
         ["--prediction", "vector"] if vector_out else [])
     return launcher(candidates) + list(global_flags) + [
         "predict", "--model", model_path, "--format", "vector", "--on-bad-row", on_bad_row,
-        "--batch-size", str(batch_size), "--threads", str(threads), "--device", device] + kind
+        "--batch-size", str(batch_size), "--threads", str(threads), "--device", device] + kind + (
+            ["--group-end", GROUP_END] if groups else [])
 
 
 def prediction_value(text, vector_out):

@@ -3,7 +3,7 @@
 # rows with and without a label mix; a skipped bad row leaves an empty line; row ids (csv
 # --id-col, jsonl --id-field, compact ID<TAB>) come back as ID<TAB>VALUE; --prediction
 # vector|probabilities give 10 numbers, probabilities summing to 1; each batch's lines leave
-# before stdin ends.
+# before stdin ends; --group-end answers group by group.
 source "$(dirname "$0")/lib.sh"
 setup_workdir predict_order
 require_data train2k.csv test2k.csv
@@ -130,4 +130,47 @@ if process.wait() != 0 or got != open(expected).read().split():
 PY
 then
   fail "predict held back a batch's lines, or they were wrong (above)"
+fi
+
+check "--group-end: each group's predictions, then the end line; reading goes on"
+# Three groups (rows 1-7, none, rows 8-200) as a kept Spark predict process gets them: the
+# predictions are the file's, each group closed by the echoed line, and a bad row's line number
+# counts from its group's first line.
+{ head -n 7 rows.csv; echo "#end"; echo "#end"; tail -n +8 rows.csv; echo "#end"; } >groups.csv
+{ head -n 7 base.txt; echo "#end"; echo "#end"; tail -n +8 base.txt; echo "#end"; } \
+  >expected_groups.txt
+run_ok groups.txt "$SPARKTORCH" predict --model mlp.pt --group-end "#end" <groups.csv
+assert_same_file expected_groups.txt groups.txt "grouped predictions"
+grep -q "predicted 193 rows in .* (group 3 of this process)" groups.txt.err ||
+  fail "no summary of the third group of 193 rows in groups.txt.err"
+{ head -n 3 rows.csv; echo "#end"; head -n 4 rows.csv; echo "1,2,3"; } >bad_group.csv
+expect_exit 3 "sparktorch: error: stdin:5: expected 784 columns (784 features) or 785 (784 features + 1 label), got 3" \
+  -- "$SPARKTORCH" -q predict --model mlp.pt --group-end "#end" <bad_group.csv
+expect_exit 2 "sparktorch: error: --group-end reads lines; it cannot be used with --format parquet" \
+  -- "$SPARKTORCH" -q predict --model mlp.pt --group-end "#end" --format parquet --input rows.csv
+
+check "--group-end: a group is answered while stdin stays open"
+if ! python3 - "$SPARKTORCH" mlp.pt rows.csv base.txt <<'PY'
+import subprocess, sys, threading
+binary, model, rows, expected = sys.argv[1:]
+process = subprocess.Popen([binary, "-q", "predict", "--model", model, "--group-end", "#end"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+lines, want = open(rows, "rb").read().splitlines(), open(expected).read().split()
+for first, last in ((0, 3), (3, 200)):  # a group far smaller than a batch, then the rest
+    process.stdin.write(b"\n".join(lines[first:last]) + b"\n#end\n")
+    process.stdin.flush()
+    got = []
+    reader = threading.Thread(target=lambda: [got.append(process.stdout.readline().decode().strip())
+                                              for _ in range(last - first + 1)], daemon=True)
+    reader.start()
+    reader.join(60)
+    if reader.is_alive() or got != want[first:last] + ["#end"]:
+        process.kill()
+        sys.exit("rows %d-%d: got %d lines while stdin was open: %s" % (first + 1, last, len(got), got[:5]))
+process.stdin.close()
+if process.wait() != 0:
+    sys.exit("predict exited with status %d" % process.returncode)
+PY
+then
+  fail "predict did not answer a group while stdin was open (above)"
 fi

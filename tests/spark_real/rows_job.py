@@ -9,7 +9,8 @@ through sparktorch-spark.jar's PipeRows) on the DataFrame read back from Parquet
 rows through a plan with a nondeterministic filter; without it (SPARKTORCH_JAR="") on the first
 (the JVM's pipe zipped with a second read of the rows) and on the second (the Python worker's
 path). Once also: the processes a prediction of 40,000 rows left running after a consumer that
-stopped at the first row (`limit(1)`).
+stopped at the first row (`limit(1)`), and two predictions of 8 partitions: their sums and the
+predict processes after each (kept between tasks), then how many remain after the keep time.
 
   spark-submit rows_job.py --model MODEL.pt --binary SPARKTORCH --work DIR --facts FACTS
 """
@@ -118,18 +119,35 @@ def main():
                     fact["first"] = layer.predict(many, model, input_cols=["a", "b", "c", "d"],
                                                   binary=args.binary).limit(1).collect()[0]["id"]
                     fact["left_running"] = _predictions_running(model)
+                    # 8 partitions, twice: each executor slot keeps its process for the next
+                    # task (here 3 s, not 30), the second prediction starts none.
+                    layer.PREDICT_KEEP_SECONDS = 3
+                    eight = many.limit(4000).repartition(8)
+                    fact["kept"] = []
+                    for _ in range(2):
+                        total = layer.predict(eight, model, input_cols=["a", "b", "c", "d"],
+                                              binary=args.binary).selectExpr(
+                                                  "sum(predictions)").first()[0]
+                        fact["kept"].append([total, _predictions_pids(model)])
+                    fact["kept_after"] = _predictions_running(model)
             out.write(json.dumps(fact) + "\n")
     spark.stop()
 
 
+def _predictions_pids(model):
+    """The process ids of the `sparktorch predict` processes of `model` (a shipped copy's name
+    holds its size), sorted."""
+    pattern = "^[^ ]*sparktorch .*predict --model .*-%d-model.pt" % len(model)
+    found = subprocess.run(["pgrep", "-f", pattern], stdout=subprocess.PIPE, check=False)
+    return sorted(int(pid) for pid in found.stdout.decode().split())
+
+
 def _predictions_running(model, seconds=10):
-    """The `sparktorch predict` processes of `model` (a shipped copy's name holds its size)
-    still running after up to `seconds`: a task that stopped reading kills its own."""
-    pattern = "predict --model .*-%d-model.pt" % len(model)
+    """How many `sparktorch predict` processes of `model` still run after up to `seconds`: a
+    task that stopped reading kills its own, and an idle kept one ends after its keep time."""
     deadline = time.time() + seconds
     while True:
-        found = subprocess.run(["pgrep", "-f", pattern], stdout=subprocess.PIPE, check=False)
-        running = found.stdout.decode().split()
+        running = _predictions_pids(model)
         if not running or time.time() > deadline:
             return len(running)
         time.sleep(0.2)

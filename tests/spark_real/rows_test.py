@@ -164,6 +164,13 @@ def main():
             expect(fact["left_running"] == 0,
                    "no sparktorch predict left running after limit(1) stopped reading",
                    fact["left_running"])
+            (first, first_pids), (second, second_pids) = fact["kept"]
+            expect(first == second, "two predictions of 8 partitions agree", fact["kept"])
+            expect(0 < len(first_pids) <= 2 and first_pids == second_pids,
+                   "at most one predict process per slot, kept for the second prediction",
+                   fact["kept"])
+            expect(fact["kept_after"] == 0, "kept processes end after their keep time",
+                   fact["kept_after"])
         outputs = {}
         for key in ("lines", "encoded"):
             features = [line if "no label" in case else line.split(",", 1)[1]

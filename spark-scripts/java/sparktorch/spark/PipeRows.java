@@ -1,10 +1,6 @@
 package sparktorch.spark;
 
-import java.io.BufferedOutputStream;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
@@ -13,20 +9,29 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
-import java.util.concurrent.LinkedBlockingQueue;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.function.FlatMapFunction;
-import org.apache.spark.sql.Row;
-import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
+import org.apache.spark.sql.catalyst.expressions.JoinedRow;
+import org.apache.spark.unsafe.types.UTF8String;
 import org.apache.spark.util.TaskCompletionListener;
 
 /**
  * A partition's rows through a command in one pass, each row paired with the command's answer:
- * the JVM's twin of the Python layer's PredictTask, for {@code JavaRDD.mapPartitions}. The last
- * cell of every row is its line for the command's stdin (a String); the command answers each
- * line with one line on stdout, in order; each row comes out with the answer in place of that
- * last cell. The rows are read once, so the DataFrame may be any plan (a join, a shuffle):
- * nothing relies on reading it again in the same order.
+ * the JVM's twin of the Python layer's PredictTask, for {@code JavaRDD.mapPartitions} over a
+ * DataFrame's rows as Spark SQL holds them ({@code queryExecution().toRdd()}: InternalRow, so
+ * no cell is converted to a Java object and back). The last cell of every row is its line for
+ * the command's stdin (a string, written as the UTF-8 bytes Spark holds); the command answers
+ * each line with one line on stdout, in order; each row comes out with one more cell, the
+ * answer (a string). The rows are read once, so the DataFrame may be any plan (a join, a
+ * shuffle): nothing relies on reading it again in the same order.
+ *
+ * <p>The command answers in groups (`sparktorch predict --group-end LINE`): after the
+ * partition's rows comes the group's end line, and after their answers the command echoes it.
+ * The process is then kept for the next task of this JVM with the same command
+ * ({@link KeptProcess}), so a transform of many partitions starts one process per task slot,
+ * not one per partition.
  *
  * <p>The task's own thread reads the rows and writes them, as long as no answer is waiting;
  * a thread drains the command's stdout, so the command never waits on a full pipe while this
@@ -35,32 +40,36 @@ import org.apache.spark.util.TaskCompletionListener;
  * log) as it comes, and its last lines are quoted when it exits with a non-zero status. A task
  * that ends before every answer was read (a failure, a limit) kills the command.
  */
-public final class PipeRows implements FlatMapFunction<Iterator<Row>, Row> {
+public final class PipeRows implements FlatMapFunction<Iterator<InternalRow>, InternalRow> {
   private static final long serialVersionUID = 1L;
-
-  /** How many of the command's last stderr lines a failure quotes. */
-  static final int TAIL_LINES = 20;
+  private static final byte[] NULL_LINE = "null".getBytes(StandardCharsets.UTF_8);
 
   private final ArrayList<String> command;
   private final HashMap<String, String> env;
   private final String what;
+  private final String groupEnd;
+  private final long keepMillis;
 
   /**
-   * @param command the program and its arguments
+   * @param command the program and its arguments, which answer in groups ending with the line
+   *     `groupEnd`
    * @param env added to the program's environment
    * @param what what ran, for messages ("sparktorch predict (its stdin: ...)")
+   * @param groupEnd the line that ends a group, in and out
+   * @param keepSeconds how long an idle process is kept for the next task (0: not kept)
    */
-  public PipeRows(List<String> command, Map<String, String> env, String what) {
+  public PipeRows(List<String> command, Map<String, String> env, String what, String groupEnd,
+      double keepSeconds) {
     this.command = new ArrayList<>(command);
     this.env = new HashMap<>(env);
     this.what = what;
+    this.groupEnd = groupEnd;
+    this.keepMillis = (long) (keepSeconds * 1000);
   }
 
   @Override
-  public Iterator<Row> call(Iterator<Row> rows) throws IOException {
-    ProcessBuilder builder = new ProcessBuilder(command);
-    builder.environment().putAll(env);
-    Answers answers = new Answers(builder.start(), rows, what);
+  public Iterator<InternalRow> call(Iterator<InternalRow> rows) throws IOException {
+    Answers answers = new Answers(KeptProcess.take(command, env, groupEnd), rows);
     TaskContext task = TaskContext.get();
     if (task != null) {
       task.addTaskCompletionListener(answers);
@@ -69,28 +78,19 @@ public final class PipeRows implements FlatMapFunction<Iterator<Row>, Row> {
   }
 
   /** The rows out, each written to the command before its answer is read. */
-  static final class Answers implements Iterator<Row>, TaskCompletionListener {
-    private static final String END = new String("the end of stdout");  // compared by identity
-
-    private final Process process;
-    private final Iterator<Row> rows;
-    private final String what;
-    private final OutputStream stdin;
-    private final ArrayDeque<Row> pending = new ArrayDeque<>();  // written, not yet answered
-    private final LinkedBlockingQueue<String> answers = new LinkedBlockingQueue<>();
-    private final ArrayDeque<String> tail = new ArrayDeque<>();  // guarded by itself
-    private final Thread stderr;
+  final class Answers implements Iterator<InternalRow>, TaskCompletionListener {
+    private final KeptProcess kept;
+    private final Iterator<InternalRow> rows;
+    // Written, not yet answered: copies, as the rows a scan gives are reused.
+    private final ArrayDeque<InternalRow> pending = new ArrayDeque<>();
     private boolean writing = true;
     private String next;  // the answer hasNext found, for next
-    private boolean ended;
+    private boolean ended;  // the group's answers were all read
+    private boolean givenBack;
 
-    Answers(Process process, Iterator<Row> rows, String what) {
-      this.process = process;
+    Answers(KeptProcess kept, Iterator<InternalRow> rows) {
+      this.kept = kept;
       this.rows = rows;
-      this.what = what;
-      this.stdin = new BufferedOutputStream(process.getOutputStream(), 1 << 16);
-      start("sparktorch stdout reader", this::readStdout);
-      this.stderr = start("sparktorch stderr reader", this::copyStderr);
     }
 
     @Override
@@ -103,10 +103,20 @@ public final class PipeRows implements FlatMapFunction<Iterator<Row>, Row> {
       }
       try {
         while (true) {
-          String line = writing ? answers.poll() : answers.take();
-          if (line == END) {
-            finish();
+          String line = writing ? kept.answers.poll() : kept.answers.take();
+          if (line == KeptProcess.GROUP_ENDED) {
+            ended = true;
+            if (!pending.isEmpty() || writing) {
+              kept.kill();
+              throw new IllegalStateException(what + " answered fewer lines than it was given rows");
+            }
+            givenBack = true;
+            kept.giveBack(keepMillis);
             return false;
+          }
+          if (line == KeptProcess.EXITED) {
+            ended = true;
+            throw new IllegalStateException(what + " " + kept.exitReport());
           }
           if (line != null) {
             next = line;
@@ -116,117 +126,55 @@ public final class PipeRows implements FlatMapFunction<Iterator<Row>, Row> {
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        process.destroyForcibly();
+        kept.kill();
         throw new IllegalStateException(what + ": interrupted", e);
       }
     }
 
     @Override
-    public Row next() {
+    public InternalRow next() {
       if (!hasNext()) {
         throw new NoSuchElementException();
       }
       String line = next;
       next = null;
-      Row row = pending.poll();
+      InternalRow row = pending.poll();
       if (row == null) {
-        process.destroyForcibly();
+        kept.kill();
         throw new IllegalStateException(what + " answered more lines than it was given rows");
       }
-      Object[] cells = new Object[row.size()];
-      for (int i = 0; i < cells.length - 1; i++) {
-        cells[i] = row.get(i);
-      }
-      cells[cells.length - 1] = line;
-      return RowFactory.create(cells);
+      return new JoinedRow(row, new GenericInternalRow(new Object[] {UTF8String.fromString(line)}));
     }
 
-    /** The task ended: a command still running (the rows were not all read) is killed. */
+    /** The task ended: a command whose group did not end cleanly is killed. */
     @Override
     public void onTaskCompletion(TaskContext context) {
-      if (process.isAlive()) {
-        process.destroyForcibly();
+      if (!givenBack) {
+        kept.kill();
       }
     }
 
     private void writeRow() {
-      if (!rows.hasNext()) {
-        closeStdin();
-        return;
-      }
-      Row row = rows.next();
-      pending.add(row);
       try {
-        stdin.write(String.valueOf(row.get(row.size() - 1)).getBytes(StandardCharsets.UTF_8));
-        stdin.write('\n');
-      } catch (IOException e) {
-        closeStdin();  // the command stopped reading: it failed, and its exit status says why
-      }
-    }
-
-    private void closeStdin() {
-      writing = false;
-      try {
-        stdin.close();
-      } catch (IOException e) {
-        // as in writeRow: the command's status explains it
-      }
-    }
-
-    /** After the command's stdout ended: its status, and every row answered. */
-    private void finish() throws InterruptedException {
-      ended = true;
-      int status = process.waitFor();
-      stderr.join();
-      if (status != 0) {
-        String how = "exited with status " + status
-            + (status > 128 ? " (killed by signal " + (status - 128) + ")" : "");
-        String last;
-        synchronized (tail) {
-          last = tail.isEmpty() ? "(nothing on stderr)" : String.join("\n", tail);
+        if (!rows.hasNext()) {
+          writing = false;
+          kept.stdin.write(groupEnd.getBytes(StandardCharsets.UTF_8));
+          kept.stdin.write('\n');
+          kept.stdin.flush();
+          return;
         }
-        throw new IllegalStateException(what + " " + how + ":\n" + last);
-      }
-      if (!pending.isEmpty() || (writing && rows.hasNext())) {
-        throw new IllegalStateException(what + " answered fewer lines than it was given rows");
-      }
-    }
-
-    private void readStdout() {
-      try (BufferedReader out = new BufferedReader(
-          new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8), 1 << 16)) {
-        for (String line = out.readLine(); line != null; line = out.readLine()) {
-          answers.add(line);
+        InternalRow row = rows.next().copy();
+        pending.add(row);
+        int last = row.numFields() - 1;
+        if (row.isNullAt(last)) {
+          kept.stdin.write(NULL_LINE);
+        } else {
+          row.getUTF8String(last).writeTo(kept.stdin);
         }
+        kept.stdin.write('\n');
       } catch (IOException e) {
-        // the command was killed (the task ended early)
-      } finally {
-        answers.add(END);
+        writing = false;  // the command stopped reading: it failed, and its exit status says why
       }
-    }
-
-    private void copyStderr() {
-      try (BufferedReader err = new BufferedReader(
-          new InputStreamReader(process.getErrorStream(), StandardCharsets.UTF_8))) {
-        for (String line = err.readLine(); line != null; line = err.readLine()) {
-          System.err.println(line);
-          synchronized (tail) {
-            tail.addLast(line);
-            if (tail.size() > TAIL_LINES) {
-              tail.removeFirst();
-            }
-          }
-        }
-      } catch (IOException e) {
-        // the command was killed
-      }
-    }
-
-    private static Thread start(String name, Runnable body) {
-      Thread thread = new Thread(body, name);
-      thread.setDaemon(true);
-      thread.start();
-      return thread;
     }
   }
 }
