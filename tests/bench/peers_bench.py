@@ -59,23 +59,25 @@ log), each of sparktorch's fits is also split into phases (spark_fit_bench.py's:
 checks, ranks starting, rows into the binary, training, model back) with the slowest rank's own
 figures; TorchDistributor's from the times its train_fn returns.
 
-Measured (2 cores shared with others' CI: load average about 1 at the start of these two runs,
-about 2.7 at the end; under loads of 3-11 sync training slows 3-6x, see below), fit s / test
-accuracy, transform rows/s:
+Measured at 62e0d51 (2 cores, nothing else running; load average 1.0 at the start of the
+Spark 4 run, 3.2 at the end of the 3.5 run that followed it), fit s / test accuracy,
+transform rows/s:
                               Spark 4.3.0        Spark 3.5.9
-  sparktorch sync, files      4.98 / 0.8617      5.11 / 0.8617
-  sparktorch sync, Spark      5.23 / 0.8617      4.72 / 0.8617
-  sparktorch hogwild, files   4.15 / 0.8534      4.79 / 0.8504
-  sparktorch hogwild, Spark   5.16 / 0.8606      5.69 / 0.8455
-  SparkTorch 0.2.0 sync      26.70 / 0.8674     23.65 / 0.8609
-  SparkTorch 0.2.0 hogwild   25.53 / 0.1867     24.00 / 0.1647
-  TorchDistributor           20.17 / 0.8626     18.83 / 0.8626
-  transform: sparktorch 35,969 / 41,531; predict_batch_udf 38,817 / 42,168; SparkTorch 0.2.0
-  4,406 / 7,198; coalesced to 2 tasks: sparktorch 61,686 / 72,778, predict_batch_udf 57,836 /
-  62,190.
-Sync training is Open MPI's allreduce, which busy-polls: on the loaded machine its training
-phase took 7.4-14.0 s against 1.7-2.3 s quiet, and OMPI_MCA_mpi_yield_when_idle=1 (through the
-environment) brought it to 3.9-9.7 s loaded while changing nothing quiet (1.72-1.82 s).
+  sparktorch sync, files      4.42 / 0.8617      5.00 / 0.8617
+  sparktorch sync, Spark      5.44 / 0.8617      5.24 / 0.8617
+  sparktorch hogwild, files   4.36 / 0.8636      4.53 / 0.8635
+  sparktorch hogwild, Spark   4.79 / 0.8617      5.40 / 0.8509
+  SparkTorch 0.2.0 sync      25.84 / 0.8476     25.23 / 0.8651
+  SparkTorch 0.2.0 hogwild   27.13 / 0.1144     25.62 / 0.3191
+  TorchDistributor           20.11 / 0.8626     17.72 / 0.8626
+  transform: sparktorch 55,543 / 53,686; predict_batch_udf 41,379 / 39,866; SparkTorch 0.2.0
+  4,133 / 6,631; coalesced to 2 tasks: sparktorch 73,021 / 69,624, predict_batch_udf 59,613 /
+  57,198.
+Before 62e0d51 (a predict process per task, rows converted to Java objects in PipeRows) the
+transform was 35,969 / 41,531 rows/s against predict_batch_udf's 38,817 / 42,168. Sync
+training is Open MPI's allreduce, which busy-polled until bce1098: on a loaded machine its
+training phase took 7.4-14.0 s against 1.7-2.3 s quiet; the ranks now yield while idle
+(OMPI_MCA_mpi_yield_when_idle=1): 2.5-4 s beside two builds.
 
 It reports numbers and never passes or fails on them; an entry that fails is reported with its
 error and the others go on.
