@@ -6,6 +6,7 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates zlib1g-dev
+  libssl-dev  # libcrypto: HMAC-SHA256, the tracker's and parameter server's authentication
   libzstd-dev  # ZSTD pages in Parquet files
   libtorch-dev libopenblas0-pthread
   libcli11-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libspdlog-dev
