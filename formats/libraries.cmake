@@ -1,7 +1,10 @@
 # sparktorch_link_formats_libraries(TARGET SCOPE): links TARGET, with SCOPE (PRIVATE, PUBLIC), to
-# the libraries that formats/ calls besides protobuf, nlohmann/json and zlib: libcrypto
-# (HMAC-SHA256, formats/hmac_sha256.cc). It is required: configuring fails with the name of the
-# Debian package when it is missing (examples/install_deps.sh installs it).
+# the libraries that formats/ calls besides protobuf and nlohmann/json: libcrypto (HMAC-SHA256,
+# formats/hmac_sha256.cc) and the Parquet page codecs (formats/parquet/decompress.cc): libsnappy,
+# libzstd, liblz4 and libbrotlidec (GZIP's zlib comes from find_package(ZLIB), which core needs
+# too). All are required: configuring fails with the name of the Debian package that is missing
+# (examples/install_deps.sh installs them all). The main build and the fuzz build (tests/fuzz)
+# both use it.
 
 # sparktorch_require_library(NAME HEADER LIBRARY PACKAGE WHY): the imported target
 # sparktorch::NAME for LIBRARY (found with HEADER), or a configure error naming PACKAGE.
@@ -24,5 +27,11 @@ endfunction()
 function(sparktorch_link_formats_libraries target scope)
   sparktorch_require_library(crypto openssl/hmac.h crypto libssl-dev
                              "HMAC-SHA256 (the tracker's and parameter server's authentication)")
-  target_link_libraries(${target} ${scope} sparktorch::crypto)
+  sparktorch_require_library(snappy snappy-c.h snappy libsnappy-dev "SNAPPY pages in Parquet files")
+  sparktorch_require_library(zstd zstd.h zstd libzstd-dev "ZSTD pages in Parquet files")
+  sparktorch_require_library(lz4 lz4.h lz4 liblz4-dev "LZ4 and LZ4_RAW pages in Parquet files")
+  sparktorch_require_library(brotlidec brotli/decode.h brotlidec libbrotli-dev
+                             "BROTLI pages in Parquet files")
+  target_link_libraries(${target} ${scope} sparktorch::crypto sparktorch::snappy
+                        sparktorch::zstd sparktorch::lz4 sparktorch::brotlidec)
 endfunction()
