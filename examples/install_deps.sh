@@ -6,7 +6,11 @@ set -euo pipefail
 
 packages=(
   build-essential cmake ninja-build pkg-config git ca-certificates zlib1g-dev
+  libssl-dev  # libcrypto: HMAC-SHA256, the tracker's and parameter server's authentication
+  libsnappy-dev  # SNAPPY pages in Parquet files (Spark's default codec)
   libzstd-dev  # ZSTD pages in Parquet files
+  liblz4-dev  # LZ4_RAW and LZ4 pages in Parquet files
+  libbrotli-dev  # BROTLI pages in Parquet files (and Brotli's encoder, for the tests)
   libtorch-dev libopenblas0-pthread
   libcli11-dev libprotobuf-dev protobuf-compiler nlohmann-json3-dev libspdlog-dev
   libbenchmark-dev libgtest-dev clang libclang-rt-14-dev

@@ -71,6 +71,13 @@ TEST(TrackerProtocol, MacBindsTheNonceAndEveryClaim) {
   EXPECT_EQ(HelloMac("", "nonce", hello), "-");
 }
 
+// The wire format that formats/README.md's Python client writes: hmac.new(b"secret",
+// b"sparktorch-tracker 1|00ff|control|65537|2|4|host/boot", hashlib.sha256).hexdigest().
+TEST(TrackerProtocol, MacIsPythonsHmacSha256OfTheClaims) {
+  EXPECT_EQ(HelloMac("secret", "00ff", ARank()),
+            "6b9c64f619d516e722d406b0102feaed390a5e222ddbbc12f8106de0f1a34747");
+}
+
 TEST(TrackerProtocol, AbortKindsRoundTrip) {
   for (AbortKind kind : {AbortKind::kLost, AbortKind::kFailed, AbortKind::kTimeout}) {
     EXPECT_EQ(ParseAbortKind(AbortKindName(kind)), kind);

@@ -11,9 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "formats/error.h"
-#include "formats/parquet/decompress.h"
 #include "formats/parquet/parquet_file.h"
-#include "formats/parquet/snappy.h"
 
 namespace sparktorch {
 namespace parquet {
@@ -101,7 +99,6 @@ TEST(ParquetRowReader, ReadsPagesWhereTheDictionaryGaveWayToPlainValues) {
 TEST(ParquetRowReader, ReadsZstdPagesOfAnotherWriter) {
   // parquet-wasm (the Rust parquet crate): ZSTD pages, 3 row groups of several pages
   // (tests/formats/data/parquet/README.md).
-  if (!CodecSupported(Codec::kZstd)) GTEST_SKIP() << "built without libzstd";
   ParquetRowReader reader(Fixture("zstd_rust.parquet"), Format("x,e", "label", "id"), 0);
   std::vector<Row> rows = ReadAll(reader);
   std::vector<json> expected = Expected("zstd_rust");
@@ -366,40 +363,6 @@ TEST(ParquetRowReader, CorruptPagesThrowInputErrorNamingTheColumn) {
   });
   EXPECT_EQ(error.rfind(path + ": row group 1, column ", 0), 0u) << error;
   std::remove(path.c_str());
-}
-
-TEST(Decompress, RefusesACorruptZstdPageAndOneLongerThanItsHeaderSays) {
-  if (!CodecSupported(Codec::kZstd)) GTEST_SKIP() << "built without libzstd";
-  const uint8_t garbage[] = {1, 2, 3, 4, 5, 6, 7, 8};
-  std::vector<uint8_t> out;
-  try {
-    Decompress(Codec::kZstd, garbage, sizeof garbage, 8, &out);
-    FAIL() << "no error";
-  } catch (const InputError& e) {
-    // libzstd's own words follow (1.5.4: "Src size is incorrect").
-    EXPECT_EQ(std::string(e.what()).rfind("corrupt ZSTD page (", 0), 0u) << e.what();
-  }
-  // `printf abc | zstd --no-check`: a frame of one raw block. Told it holds 2 bytes, the page is
-  // refused, not overrun.
-  const uint8_t frame[] = {0x28, 0xb5, 0x2f, 0xfd, 0x00, 0x58, 0x19, 0x00, 0x00, 'a', 'b', 'c'};
-  Decompress(Codec::kZstd, frame, sizeof frame, 3, &out);
-  EXPECT_EQ(std::string(out.begin(), out.end()), "abc");
-  EXPECT_THROW(Decompress(Codec::kZstd, frame, sizeof frame, 2, &out), InputError);
-}
-
-TEST(Snappy, DecompressesLiteralsAndOverlappingCopies) {
-  // "abc", then a copy of 9 bytes from 3 back: "abcabcabcabc".
-  const uint8_t block[] = {12, 0x08, 'a', 'b', 'c', (5 << 2) | 1, 3};
-  std::vector<uint8_t> out;
-  SnappyDecompress(block, sizeof block, 12, &out);
-  EXPECT_EQ(std::string(out.begin(), out.end()), "abcabcabcabc");
-}
-
-TEST(Snappy, RefusesACopyFromBeforeTheStart) {
-  const uint8_t block[] = {12, 0x08, 'a', 'b', 'c', (5 << 2) | 1, 4};
-  std::vector<uint8_t> out;
-  EXPECT_THROW(SnappyDecompress(block, sizeof block, 12, &out), InputError);
-  EXPECT_THROW(SnappyDecompress(block, sizeof block, 13, &out), InputError);
 }
 
 }  // namespace

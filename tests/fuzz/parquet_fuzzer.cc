@@ -1,5 +1,7 @@
 // libFuzzer target for the Parquet reader (formats/parquet/): the files a Spark job's tasks
-// read themselves. The seeds are the fixtures Spark wrote (tests/formats/data/parquet).
+// read themselves. The seeds are the fixtures Spark and other writers wrote
+// (tests/formats/data/parquet, tests/formats/data/parquet_codecs) and apache/parquet-testing's
+// files in corpus/parquet (tests/fuzz/README.md).
 //
 // The input is a whole file, written to a memfd and opened by its /proc path as the reader
 // opens any file, then read row by row with the column selections below. InputError (a file
@@ -26,11 +28,13 @@ namespace {
 
 using sparktorch::RowFormat;
 
+// No label column when `label` is empty.
 RowFormat Parquet(const char* features, const char* label, const char* id) {
   RowFormat format;
   format.kind = sparktorch::RowFormatKind::kParquet;
   format.features_field = features;
   format.label_field = label;
+  if (*label == '\0') format.label = sparktorch::LabelPresence::kNone;
   format.id_field = id;
   return format;
 }
@@ -87,5 +91,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ReadAll(path, Parquet("features", "label", ""), 0);
   ReadAll(path, Parquet("e,a,b,c,d", "label", "name"), 64);
   ReadAll(path, Parquet("x,features", "label", "s"), 64);
+  // The columns of the other writers' files: zstd_rust and brotli_arrow; the LZ4 files.
+  ReadAll(path, Parquet("x,e", "label", "id"), 0);
+  ReadAll(path, Parquet("c0,v11", "", "c1"), 0);
   return 0;
 }

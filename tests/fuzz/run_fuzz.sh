@@ -48,10 +48,11 @@ cmake --build "$build" --parallel "${FUZZ_BUILD_JOBS:-$(nproc)}"
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1}
 mkdir -p "$build/crashes"
 status=0
-# The Parquet reader's seeds are the files Spark wrote for the unit tests (the .parquet files
-# of tests/formats/data/parquet), gathered here.
+# The Parquet reader's seeds are the files the unit tests read (tests/formats/data/parquet and
+# parquet_codecs) and apache/parquet-testing's in corpus/parquet, gathered here.
 mkdir "$work/parquet_seeds"
-cp "$here"/../formats/data/parquet/*.parquet "$work/parquet_seeds/"
+cp "$here"/../formats/data/parquet/*.parquet "$here"/../formats/data/parquet_codecs/*.parquet \
+  "$here"/corpus/parquet/*.parquet "$work/parquet_seeds/"
 for pair in frame_fuzzer:"$here/corpus/frame" row_fuzzer:"$here/corpus/rows" \
   parquet_fuzzer:"$work/parquet_seeds"; do
   target=${pair%%:*}
