@@ -40,6 +40,11 @@ packages=(
   libprotobuf-dev=3.21.12-3+deb12u1 libprotobuf32=3.21.12-3+deb12u1
   libprotobuf-lite32=3.21.12-3+deb12u1 libprotoc32=3.21.12-3+deb12u1
   protobuf-compiler=3.21.12-3+deb12u1
+  # The Parquet codecs and the HMAC (issue 26: required since 25d8953; not yet checked on a GPU).
+  libssl-dev=3.0.22-1~deb12u2 libssl3=3.0.22-1~deb12u2
+  libsnappy-dev=1.1.9-3 libsnappy1v5=1.1.9-3 liblz4-dev=1.9.4-1 liblz4-1=1.9.4-1
+  libbrotli-dev=1.0.9-2+deb12u1 libbrotli1=1.0.9-2+deb12u1
+  libzstd-dev=1.5.4+dfsg2-5 libzstd1=1.5.4+dfsg2-5
 )
 zlib_packages=(zlib1g=1:1.2.13.dfsg-1 zlib1g-dev=1:1.2.13.dfsg-1)
 
