@@ -136,7 +136,7 @@ for pc in "${pcs[@]}"; do
   esac
   # shellcheck disable=SC2016  # ${pcfiledir} and ${prefix} are pkg-config's
   sed -i -e "s|^prefix=/usr\$|prefix=\${pcfiledir}/$up|" \
-    -e 's|^exec_prefix=/usr$|exec_prefix=${prefix}|' \
+    -e 's|^exec_prefix=/usr$|exec_prefix=${prefix}|' -e 's|^libdir=/usr/|libdir=${prefix}/|' \
     -e "s|-I/usr/include|-I\${pcfiledir}/$up/include|g" "$pc"
 done
 if grep -n /usr "${pcs[@]}"; then
