@@ -86,7 +86,8 @@ void MakeImages(std::vector<int>* labels, std::vector<std::vector<int>>* images)
                            : static_cast<int>(rng() % 10));
     std::vector<int> pixels(kPixels);
     for (int i = 0; i < kPixels; ++i) {
-      pixels[i] = real ? static_cast<unsigned char>(image_bytes[16 + size_t{r} * kPixels + i])
+      const size_t at = 16 + static_cast<size_t>(r) * kPixels + i;
+      pixels[i] = real ? static_cast<unsigned char>(image_bytes[at])
                        : (rng() % 2 == 0 ? 0 : 1 + static_cast<int>(rng() % 255));
     }
     images->push_back(std::move(pixels));

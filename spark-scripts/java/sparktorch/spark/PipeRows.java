@@ -108,7 +108,8 @@ public final class PipeRows implements FlatMapFunction<Iterator<InternalRow>, In
             ended = true;
             if (!pending.isEmpty() || writing) {
               kept.kill();
-              throw new IllegalStateException(what + " answered fewer lines than it was given rows");
+              throw new IllegalStateException(
+                  what + " answered fewer lines than it was given rows");
             }
             givenBack = true;
             kept.giveBack(keepMillis);
