@@ -204,5 +204,13 @@ std::string EncodingName(Encoding encoding) {
                                : "encoding " + std::to_string(static_cast<int>(encoding));
 }
 
+std::string TypeName(PhysicalType type) {
+  static const char* const kNames[] = {"BOOLEAN", "INT32",  "INT64",      "INT96",
+                                       "FLOAT",   "DOUBLE", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"};
+  auto i = static_cast<size_t>(type);
+  return i < std::size(kNames) ? kNames[i]
+                               : "physical type " + std::to_string(static_cast<int>(type));
+}
+
 }  // namespace parquet
 }  // namespace sparktorch

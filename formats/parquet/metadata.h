@@ -84,9 +84,11 @@ FileMetaData ParseFileMetaData(const uint8_t* data, size_t size);
 // Parses the page header at `data`; sets *header_size to its length. Throws InputError.
 PageHeader ParsePageHeader(const uint8_t* data, size_t size, size_t* header_size);
 
-// "SNAPPY", "PLAIN_DICTIONARY", ...: the specification's names, for messages.
+// "SNAPPY", "PLAIN_DICTIONARY", "INT64", ...: the specification's names, for messages ("physical
+// type 9" for a number that names none).
 std::string CodecName(Codec codec);
 std::string EncodingName(Encoding encoding);
+std::string TypeName(PhysicalType type);
 
 }  // namespace parquet
 }  // namespace sparktorch

@@ -59,10 +59,12 @@ class ParquetFile {
   // InputError naming the file, the row group and the column.
   void ReadColumn(size_t row_group, size_t leaf, ValueKind kind, ColumnValues* out);
 
+  // "PATH: row group G, column a.b: ", the start of every message about a column chunk (G counts
+  // from 1).
+  std::string Where(size_t row_group, size_t leaf) const;
+
  private:
   void BuildLeaves();
-  // "PATH: row group G, column a.b: ", the start of a message about a column chunk.
-  std::string Where(size_t row_group, size_t leaf) const;
 
   std::string path_;
   int fd_ = -1;
