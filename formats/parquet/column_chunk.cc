@@ -88,7 +88,7 @@ void ChunkDecoder::Dictionary(const PageHeader& h, const uint8_t* data, size_t s
   dict_numbers_.clear();
   dict_integers_.clear();
   dict_texts_.clear();
-  DecodePlain(page_.data(), page_.data() + page_.size(), layout_.type, layout_.kind,
+  DecodePlain(page_.data(), page_.data() + page_.size(), layout_,
               static_cast<size_t>(h.num_values), {&dict_numbers_, &dict_integers_, &dict_texts_});
   has_dictionary_ = true;
 }
@@ -99,7 +99,7 @@ void ChunkDecoder::Values(Encoding encoding, const uint8_t* p, const uint8_t* en
   }
   switch (encoding) {
     case Encoding::kPlain:
-      DecodePlain(p, end, layout_.type, layout_.kind, present, sink());
+      DecodePlain(p, end, layout_, present, sink());
       return;
     case Encoding::kPlainDictionary:
     case Encoding::kRleDictionary:
@@ -137,7 +137,7 @@ void ChunkDecoder::DeltaValues(const uint8_t* p, const uint8_t* end, size_t pres
       decoder.Next(n, batch32_.data());
       batch = reinterpret_cast<const uint8_t*>(batch32_.data());
     }
-    DecodePlain(batch, batch + n * (wide ? 8 : 4), layout_.type, layout_.kind, n, sink());
+    DecodePlain(batch, batch + n * (wide ? 8 : 4), layout_, n, sink());
     done += n;
   }
 }
@@ -153,7 +153,7 @@ void ChunkDecoder::SplitValues(const uint8_t* p, const uint8_t* end, size_t pres
   for (size_t done = 0; done < present;) {
     const size_t n = std::min(kBatchValues, present - done);
     split.Gather(done, n, batch_bytes_.data());
-    DecodePlain(batch_bytes_.data(), batch_bytes_.data() + n * width, layout_.type, layout_.kind,
+    DecodePlain(batch_bytes_.data(), batch_bytes_.data() + n * width, layout_,
                 n, sink());
     done += n;
   }
@@ -173,7 +173,7 @@ void ChunkDecoder::RleBooleans(const uint8_t* p, const uint8_t* end, size_t pres
   for (size_t i = 0; i < present; ++i) {
     packed[i / 8] = static_cast<uint8_t>(packed[i / 8] | (batch_bytes_[i] << (i % 8)));
   }
-  DecodePlain(packed.data(), packed.data() + packed.size(), layout_.type, layout_.kind, present,
+  DecodePlain(packed.data(), packed.data() + packed.size(), layout_, present,
               sink());
 }
 

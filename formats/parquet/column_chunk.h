@@ -34,6 +34,7 @@ struct LeafLayout {
   int max_def = 0;  // at most 255 and max_rep likewise (sparktorch's bound; real files: < 10)
   int max_rep = 0;
   ValueKind kind = ValueKind::kNumber;
+  bool is_unsigned = false;  // INT32 and INT64 values are unsigned (UINT_32, UINT_64)
 };
 
 // Whether DecodeColumnChunk reads values of physical type `type` encoded as `encoding`: PLAIN

@@ -34,6 +34,9 @@ struct SchemaElement {
   // A DECIMAL (ConvertedType 5, or the LogicalType union's DECIMAL): an integer that is not the
   // number it stands for, so sparktorch refuses it.
   bool decimal = false;
+  // An unsigned integer (ConvertedType UINT_8 to UINT_64, or the LogicalType union's INTEGER with
+  // isSigned false): an INT32 or INT64 whose bits are read as unsigned, as its writer meant.
+  bool is_unsigned = false;
 };
 
 struct ColumnChunk {

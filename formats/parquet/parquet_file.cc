@@ -115,6 +115,7 @@ void ParquetFile::BuildLeaves() {
     leaf.field = fields_.size() - 1;
     leaf.type = *e.type;
     leaf.decimal = e.decimal;
+    leaf.is_unsigned = e.is_unsigned;
     for (size_t k : path_elements) {
       const SchemaElement& node = schema[k];
       if (!leaf.path.empty()) leaf.path += '.';
@@ -188,7 +189,7 @@ void ParquetFile::ReadColumn(size_t row_group, size_t leaf, ValueKind kind, Colu
   CheckColumn(row_group, leaf);
   chunk_.resize(static_cast<size_t>(meta.total_compressed_size));
   ReadAt(fd_, path_, start, chunk_.size(), chunk_.data());
-  LeafLayout layout{l.type, l.max_def, l.max_rep, kind};
+  LeafLayout layout{l.type, l.max_def, l.max_rep, kind, l.is_unsigned};
   try {
     DecodeColumnChunk(chunk_.data(), chunk_.size(), meta, layout, out);
   } catch (const InputError& e) {

@@ -18,7 +18,8 @@ struct Leaf {
   PhysicalType type = PhysicalType::kDouble;
   int max_def = 0;
   int max_rep = 0;
-  bool decimal = false;  // SchemaElement::decimal
+  bool decimal = false;      // SchemaElement::decimal
+  bool is_unsigned = false;  // SchemaElement::is_unsigned
   // The definition level at which each node on the path, the top-level field first, is
   // present (is not null; a repeated node: has at least one element).
   std::vector<int> node_def;

@@ -14,6 +14,19 @@ uint32_t LoadLe32(const uint8_t* p) {
   return v;  // Parquet is little-endian, as is every machine sparktorch builds for.
 }
 
+template <typename T>
+T Load(const uint8_t* p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// out[i] = the i-th little-endian T at p, rounded to float32.
+template <typename T>
+void Convert(const uint8_t* p, size_t n, float* out) {
+  for (size_t i = 0; i < n; ++i) out[i] = static_cast<float>(Load<T>(p + i * sizeof(T)));
+}
+
 }  // namespace
 
 size_t PlainSize(PhysicalType type) {
@@ -29,9 +42,11 @@ size_t PlainSize(PhysicalType type) {
   }
 }
 
-void DecodePlain(const uint8_t* p, const uint8_t* end, PhysicalType type, ValueKind kind, size_t n,
+void DecodePlain(const uint8_t* p, const uint8_t* end, const LeafLayout& layout, size_t n,
                  const ValueSink& sink) {
   if (n == 0) return;
+  const PhysicalType type = layout.type;
+  const ValueKind kind = layout.kind;
   std::vector<float>* numbers = sink.numbers;
   std::vector<std::string>* texts = sink.texts;
   if (kind == ValueKind::kInteger) {
@@ -74,48 +89,42 @@ void DecodePlain(const uint8_t* p, const uint8_t* end, PhysicalType type, ValueK
       throw InputError("floating-point values where strings or integers are needed");
     }
     for (size_t i = 0; i < n; ++i, p += width) {
-      int64_t v;
       if (width == 4) {
-        int32_t v32;
-        std::memcpy(&v32, p, 4);
-        v = v32;
+        texts->push_back(layout.is_unsigned ? std::to_string(Load<uint32_t>(p))
+                                            : std::to_string(Load<int32_t>(p)));
       } else {
-        std::memcpy(&v, p, 8);
+        texts->push_back(layout.is_unsigned ? std::to_string(Load<uint64_t>(p))
+                                            : std::to_string(Load<int64_t>(p)));
       }
-      texts->push_back(std::to_string(v));
     }
     return;
   }
   size_t at = numbers->size();
   numbers->resize(at + n);
   float* out = numbers->data() + at;
-  for (size_t i = 0; i < n; ++i, p += width) {
-    switch (type) {
-      case PhysicalType::kInt32: {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        out[i] = static_cast<float>(v);
-        break;
+  switch (type) {
+    case PhysicalType::kInt32:
+      if (layout.is_unsigned) {
+        Convert<uint32_t>(p, n, out);
+      } else {
+        Convert<int32_t>(p, n, out);
       }
-      case PhysicalType::kInt64: {
-        int64_t v;
-        std::memcpy(&v, p, 8);
-        out[i] = static_cast<float>(v);
-        break;
+      return;
+    case PhysicalType::kInt64:
+      if (layout.is_unsigned) {
+        Convert<uint64_t>(p, n, out);
+      } else {
+        Convert<int64_t>(p, n, out);
       }
-      case PhysicalType::kFloat:
-        std::memcpy(&out[i], p, 4);
-        break;
-      default: {
-        double v;
-        std::memcpy(&v, p, 8);
-        out[i] = static_cast<float>(v);
-        break;
-      }
-    }
+      return;
+    case PhysicalType::kFloat:
+      std::memcpy(out, p, 4 * n);
+      return;
+    default:
+      Convert<double>(p, n, out);
+      return;
   }
 }
-
 
 }  // namespace parquet
 }  // namespace sparktorch

@@ -23,11 +23,12 @@ struct ValueSink {
   std::vector<std::string>* texts;
 };
 
-// Appends `n` PLAIN values of `type` at [p, end) to the sink of `kind`: as float32 numbers,
-// exact 32-bit integers (INT32 only) or text (strings; integers in decimal). The other
-// encodings decode into PLAIN's layout and end here too. Throws InputError when the data is
-// shorter than n values or `type` cannot be read as `kind`.
-void DecodePlain(const uint8_t* p, const uint8_t* end, PhysicalType type, ValueKind kind, size_t n,
+// Appends `n` PLAIN values of `layout.type` at [p, end) to the sink of `layout.kind`: as float32
+// numbers, exact 32-bit integers (INT32 only) or text (strings; integers in decimal), integers
+// as unsigned where `layout.is_unsigned`. The other encodings decode into PLAIN's layout and end
+// here too. Throws InputError when the data is shorter than n values or the type cannot be read
+// as the kind.
+void DecodePlain(const uint8_t* p, const uint8_t* end, const LeafLayout& layout, size_t n,
                  const ValueSink& sink);
 
 }  // namespace parquet

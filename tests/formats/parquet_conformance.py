@@ -386,8 +386,8 @@ def corpus(dump, root, supported, report):
 # --- files written here -------------------------------------------------------------------
 
 def table(n, seed):
-    """int32, int64, float, double, bool and list<double> columns with nulls, extremes, NaN
-    and infinities, and a required double."""
+    """int32, int64, uint32, uint64, float, double, bool and list<double> columns with nulls,
+    extremes, NaN and infinities, and a required double."""
     rng = np.random.RandomState(seed)
     nulls = rng.rand(n) < 0.1
 
@@ -409,6 +409,9 @@ def table(n, seed):
         "i32": column(i32.tolist(), pa.int32()),
         "i64": column(i64.tolist(), pa.int64()),
         "i32_runs": column(small.tolist(), pa.int32()),
+        # Unsigned (UINT_32, UINT_64 on INT32, INT64): the high bit is not a sign.
+        "u32": column((i32 + 2 ** 31).tolist(), pa.uint32()),
+        "u64": column([v + 2 ** 63 for v in i64.tolist()], pa.uint64()),
         "f32": column(f64_as_f32.tolist(), pa.float32()),
         "f64": column(f64.tolist(), pa.float64()),
         "f64_required": pa.array((small * 0.25).tolist(), pa.float64()),
@@ -428,9 +431,11 @@ def pyarrow_files(work):
         "dictionary": dict(use_dictionary=True),
         "delta": dict(use_dictionary=False, column_encoding={
             "i32": "DELTA_BINARY_PACKED", "i64": "DELTA_BINARY_PACKED",
-            "i32_runs": "DELTA_BINARY_PACKED", "b": "RLE"}),
+            "i32_runs": "DELTA_BINARY_PACKED", "u32": "DELTA_BINARY_PACKED",
+            "u64": "DELTA_BINARY_PACKED", "b": "RLE"}),
         "split": dict(use_dictionary=False, column_encoding={
-            "i32": "BYTE_STREAM_SPLIT", "i64": "BYTE_STREAM_SPLIT", "f32": "BYTE_STREAM_SPLIT",
+            "i32": "BYTE_STREAM_SPLIT", "i64": "BYTE_STREAM_SPLIT", "u64": "BYTE_STREAM_SPLIT",
+            "f32": "BYTE_STREAM_SPLIT",
             "f64": "BYTE_STREAM_SPLIT", "f64_required": "BYTE_STREAM_SPLIT",
             "e.list.element": "BYTE_STREAM_SPLIT", "b": "RLE"}),
     }

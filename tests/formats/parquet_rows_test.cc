@@ -346,7 +346,7 @@ void ExpectSameValues(const std::vector<float>& got, const std::vector<float>& e
 TEST(ParquetFile, ReadsDeltaBinaryPackedByteStreamSplitAndRleBooleansInV1AndV2Pages) {
   // pyarrow's pages (make_encodings_fixtures.py): nulls, 64-bit extremes whose deltas wrap.
   for (const std::string name : {"encodings_v1", "encodings_v2"}) {
-    for (const char* column : {"label", "i64", "i32s", "i64s", "f32", "f64", "b"}) {
+    for (const char* column : {"label", "i64", "i32s", "i64s", "u32", "u64", "f32", "f64", "b"}) {
       SCOPED_TRACE(name + " " + column);
       ExpectSameValues(ColumnOf(name + ".parquet", column), ExpectedColumn(name, column));
     }
@@ -384,6 +384,19 @@ TEST(ParquetRowReader, ReadsVectorsAndArraysWhoseLeavesAreDeltaOrSplitEncoded) {
     }
     EXPECT_EQ(read, 75);
   }
+}
+
+TEST(ParquetRowReader, ReadsUnsignedIntegersAsUnsignedNumbersAndIds) {
+  // u64 holds INT64's extremes plus 2^63: 0 and 2^64 - 1 as stored bits -2^63 and 2^63 - 1.
+  std::vector<float> got = ColumnOf("encodings_v2.parquet", "u64");
+  EXPECT_EQ(got.at(0), 0.0f);
+  EXPECT_EQ(got.at(1), 18446744073709551615.0f);
+  ParquetRowReader reader(Fixture("encodings_v2.parquet"), Format("f64", "label", "u64"), 0);
+  Row row;
+  ASSERT_TRUE(reader.Next(&row));
+  EXPECT_EQ(row.id, "0");
+  ASSERT_TRUE(reader.Next(&row));
+  EXPECT_EQ(row.id, "18446744073709551615");
 }
 
 TEST(ParquetRowReader, RefusesAnEncodingItDoesNotReadFromTheFooterBeforeAnyPage) {

@@ -13,6 +13,8 @@ SNAPPY-compressed, with these columns (README.md lists them too):
                                  wrap and need 64-bit miniblocks
     i32s      int32 optional     BYTE_STREAM_SPLIT, with nulls and both extremes
     i64s      int64 optional     BYTE_STREAM_SPLIT
+    u32       uint32 optional    DELTA_BINARY_PACKED (UINT_32 on INT32), values past 2^31
+    u64       uint64 required    BYTE_STREAM_SPLIT (UINT_64 on INT64), values past 2^63
     f32       float optional     BYTE_STREAM_SPLIT, with nulls
     f64       double required    BYTE_STREAM_SPLIT
     b         bool optional      RLE, with nulls
@@ -59,6 +61,8 @@ def rows():
             "i64": None if null else i64,
             "i32s": None if null else i32,
             "i64s": i64,
+            "u32": None if null else (i32 + 2 ** 31),
+            "u64": i64 + 2 ** 63,
             "f32": None if r % 5 == 1 else (r - 150) / 16.0,
             "f64": r * 0.1 - 3.0,
             "b": None if r % 6 == 5 else (r * 7) % 3 == 0,
@@ -75,6 +79,8 @@ SCHEMA = pa.schema([
     pa.field("i64", pa.int64()),
     pa.field("i32s", pa.int32()),
     pa.field("i64s", pa.int64()),
+    pa.field("u32", pa.uint32()),
+    pa.field("u64", pa.uint64(), nullable=False),
     pa.field("f32", pa.float32()),
     pa.field("f64", pa.float64(), nullable=False),
     pa.field("b", pa.bool_()),
@@ -93,6 +99,8 @@ ENCODINGS = {
     "i64": "DELTA_BINARY_PACKED",
     "i32s": "BYTE_STREAM_SPLIT",
     "i64s": "BYTE_STREAM_SPLIT",
+    "u32": "DELTA_BINARY_PACKED",
+    "u64": "BYTE_STREAM_SPLIT",
     "f32": "BYTE_STREAM_SPLIT",
     "f64": "BYTE_STREAM_SPLIT",
     "b": "RLE",
