@@ -1,5 +1,5 @@
 // libFuzzer target for the Parquet reader (formats/parquet/): the files a Spark job's tasks
-// read themselves. The seeds are the fixtures Spark wrote (tests/formats/data/parquet).
+// read themselves. The seeds are the unit tests' fixtures (tests/formats/data/parquet).
 //
 // The input is a whole file, written to a memfd and opened by its /proc path as the reader
 // opens any file, then read row by row with the column selections below. InputError (a file
@@ -87,5 +87,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   ReadAll(path, Parquet("features", "label", ""), 0);
   ReadAll(path, Parquet("e,a,b,c,d", "label", "name"), 64);
   ReadAll(path, Parquet("x,features", "label", "s"), 64);
+  // The columns of encodings_v1/v2.parquet: DELTA_BINARY_PACKED, BYTE_STREAM_SPLIT, RLE booleans.
+  ReadAll(path, Parquet("i64,i32s,u32,f32,b,e", "u64", "label"), 0);
   return 0;
 }
