@@ -3,13 +3,13 @@
 //
 //   parquet_dump FILE...    one JSON object a line, for each row group of each leaf column:
 //     {"file", "row_group" (from 0), "leaf" (its index in the schema's leaves, from 0), "column"
-//      (its dotted path), "type" (its physical type), "rows": [...]}
+//      (its dotted path), "type" (its physical type), "codec" (its chunk's), "rows": [...]}
 //       for a column read as numbers: one entry a row, null, a number, or (a leaf inside one
 //       list) a list of numbers and nulls; "NaN", "Infinity" and "-Infinity" as strings;
-//     {"file", "row_group", "leaf", "column", "type", "reason", "refused": MESSAGE} for one
-//       refused, where
+//     {"file", "row_group", "leaf", "column", "type", "codec", "reason", "refused": MESSAGE} for
+//       one refused, where
 //       MESSAGE starts as the reader's do ("FILE: row group G, column C: ", G from 1) and
-//       "reason" is one of codec (with "codec": its name), encoding (with "encoding"), type,
+//       "reason" is one of codec, encoding (with "encoding": the first one refused), type,
 //       decimal, nested (lists in lists) or corrupt (the pages could not be decoded);
 //     {"file", "row_group": null, "column": null, "reason": "file", "refused": MESSAGE} when the
 //       file cannot be opened as Parquet at all, and nothing else for it.
@@ -59,10 +59,11 @@ bool IsNumeric(PhysicalType type) {
          type == PhysicalType::kDouble;
 }
 
-std::string Head(const std::string& file, size_t group, size_t index, const Leaf& leaf) {
+std::string Head(const std::string& file, size_t group, size_t index, const Leaf& leaf,
+                 const ColumnChunk& meta) {
   return "{\"file\":" + Quote(file) + ",\"row_group\":" + std::to_string(group) +
          ",\"leaf\":" + std::to_string(index) + ",\"column\":" + Quote(leaf.path) +
-         ",\"type\":" + Quote(TypeName(leaf.type));
+         ",\"type\":" + Quote(TypeName(leaf.type)) + ",\"codec\":" + Quote(CodecName(meta.codec));
 }
 
 void Refuse(const std::string& head, const std::string& reason, const std::string& message,
@@ -125,7 +126,7 @@ std::string Rows(const Leaf& leaf, const ColumnValues& v) {
 void DumpChunk(ParquetFile& file, size_t group, size_t index, ColumnValues* values) {
   const Leaf& leaf = file.leaves()[index];
   const ColumnChunk& meta = file.metadata().row_groups[group].columns[index];
-  const std::string head = Head(file.path(), group, index, leaf);
+  const std::string head = Head(file.path(), group, index, leaf, meta);
   const std::string where = file.Where(group, index);
   if (!IsNumeric(leaf.type)) {
     Refuse(head, "type", where + "holds " + TypeName(leaf.type) + " values, not numbers");
@@ -143,7 +144,7 @@ void DumpChunk(ParquetFile& file, size_t group, size_t index, ColumnValues* valu
     file.CheckColumn(group, index);
   } catch (const InputError& e) {
     if (!CodecSupported(meta.codec)) {
-      Refuse(head, "codec", e.what(), ",\"codec\":" + Quote(CodecName(meta.codec)));
+      Refuse(head, "codec", e.what());
       return;
     }
     std::string encoding;
