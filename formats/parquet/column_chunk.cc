@@ -4,7 +4,11 @@
 #include <cstring>
 
 #include "formats/error.h"
+#include "formats/parquet/byte_stream_split.h"
 #include "formats/parquet/decompress.h"
+#include "formats/parquet/delta_binary_packed.h"
+#include "formats/parquet/plain_values.h"
+#include "formats/parquet/rle_hybrid.h"
 
 namespace sparktorch {
 namespace parquet {
@@ -14,76 +18,14 @@ namespace {
 // at most 20,000 rows and about 1 MiB by default).
 constexpr int32_t kMaxPageValues = 1 << 26;
 constexpr uint64_t kMaxPageBytes = uint64_t{1} << 30;
-
-int BitWidth(uint32_t max_value) {
-  int bits = 0;
-  while (max_value > 0) {
-    ++bits;
-    max_value >>= 1;
-  }
-  return bits;
-}
+// Values decoded at a time from DELTA_BINARY_PACKED and BYTE_STREAM_SPLIT data into PLAIN's
+// layout, to be converted as PLAIN values are: a page's values never need a second copy.
+constexpr size_t kBatchValues = 4096;
 
 uint32_t LoadLe32(const uint8_t* p) {
   uint32_t v;
   std::memcpy(&v, p, 4);
   return v;  // Parquet is little-endian, as is every machine sparktorch builds for.
-}
-
-// Decodes `n` values of the RLE/bit-packed hybrid encoding (the Parquet specification's
-// Encodings.md) at [p, end) into out[0..n). Throws InputError when the data runs out first or
-// a value exceeds `max_value`.
-template <typename Out>
-void DecodeHybrid(const uint8_t* p, const uint8_t* end, int bit_width, size_t n, uint32_t max_value,
-                  Out* out) {
-  const uint64_t mask = bit_width == 32 ? 0xffffffffu : (uint64_t{1} << bit_width) - 1;
-  const size_t value_bytes = static_cast<size_t>(bit_width + 7) / 8;
-  size_t done = 0;
-  while (done < n) {
-    uint64_t header = 0;
-    for (int shift = 0;; shift += 7) {
-      if (p >= end || shift > 35) throw InputError("truncated RLE/bit-packed run");
-      header |= static_cast<uint64_t>(*p & 0x7f) << shift;
-      if ((*p++ & 0x80) == 0) break;
-    }
-    if (header & 1) {  // bit-packed: (header >> 1) groups of 8 values, least significant bit first
-      size_t count = (header >> 1) * 8;
-      size_t bytes = (header >> 1) * static_cast<size_t>(bit_width);
-      if (static_cast<size_t>(end - p) < bytes) {
-        // The last group may be cut short of its padding; the values needed must be there.
-        bytes = static_cast<size_t>(end - p);
-        count = std::min(count, bytes * 8 / std::max(bit_width, 1));
-        if (done + count < n) throw InputError("truncated bit-packed run");
-      }
-      size_t take = std::min(count, n - done);
-      uint32_t largest = 0;
-      for (size_t i = 0; i < take; ++i) {
-        size_t bit = i * static_cast<size_t>(bit_width);
-        uint64_t word = 0;
-        if (bytes - bit / 8 >= 8) {
-          std::memcpy(&word, p + bit / 8, 8);  // a value of up to 32 bits, shifted by up to 7
-        } else {
-          std::memcpy(&word, p + bit / 8, bytes - bit / 8);
-        }
-        uint32_t v = static_cast<uint32_t>((word >> (bit % 8)) & mask);
-        largest = std::max(largest, v);
-        out[done + i] = static_cast<Out>(v);
-      }
-      if (largest > max_value) throw InputError("a level or dictionary index out of range");
-      done += take;
-      p += bytes;
-    } else {  // run: (header >> 1) repeats of one value
-      size_t count = header >> 1;
-      if (static_cast<size_t>(end - p) < value_bytes) throw InputError("truncated RLE run");
-      uint32_t v = 0;
-      for (size_t i = 0; i < value_bytes; ++i) v |= static_cast<uint32_t>(p[i]) << (8 * i);
-      p += value_bytes;
-      if (v > max_value) throw InputError("a level or dictionary index out of range");
-      size_t take = std::min(count, n - done);
-      std::fill(out + done, out + done + take, static_cast<Out>(v));
-      done += take;
-    }
-  }
 }
 
 // Decodes one page's levels (v1: RLE with a 4-byte length first) at *p; moves *p past them.
@@ -100,117 +42,9 @@ void DecodeLevels(const uint8_t** p, const uint8_t* end, bool length_prefixed, s
     *p += 4;
   }
   if (static_cast<size_t>(end - *p) < length) throw InputError("truncated levels");
-  DecodeHybrid(*p, *p + length, BitWidth(static_cast<uint32_t>(max_level)), n,
-               static_cast<uint32_t>(max_level), out);
+  DecodeRleHybrid(*p, *p + length, BitWidth(static_cast<uint32_t>(max_level)), n,
+                  static_cast<uint32_t>(max_level), out);
   *p += length;
-}
-
-size_t PlainSize(PhysicalType type) {
-  switch (type) {
-    case PhysicalType::kInt32:
-    case PhysicalType::kFloat:
-      return 4;
-    case PhysicalType::kInt64:
-    case PhysicalType::kDouble:
-      return 8;
-    default:
-      return 0;
-  }
-}
-
-// Where decoded values go, by ValueKind.
-struct ValueSink {
-  std::vector<float>* numbers;
-  std::vector<int32_t>* integers;
-  std::vector<std::string>* texts;
-};
-
-// Appends `n` PLAIN values at [p, end) of `type` to the sink of `kind`.
-void DecodePlain(const uint8_t* p, const uint8_t* end, PhysicalType type, ValueKind kind, size_t n,
-                 const ValueSink& sink) {
-  if (n == 0) return;
-  std::vector<float>* numbers = sink.numbers;
-  std::vector<std::string>* texts = sink.texts;
-  if (kind == ValueKind::kInteger) {
-    if (type != PhysicalType::kInt32) throw InputError("other values where 32-bit integers are needed");
-    if (static_cast<size_t>(end - p) / 4 < n) throw InputError("truncated PLAIN values");
-    size_t at = sink.integers->size();
-    sink.integers->resize(at + n);
-    std::memcpy(sink.integers->data() + at, p, 4 * n);
-    return;
-  }
-  if (type == PhysicalType::kByteArray) {
-    if (kind != ValueKind::kText) throw InputError("strings where numbers are needed");
-    for (size_t i = 0; i < n; ++i) {
-      if (end - p < 4) throw InputError("truncated PLAIN strings");
-      uint32_t length = LoadLe32(p);
-      p += 4;
-      if (static_cast<size_t>(end - p) < length) throw InputError("truncated PLAIN strings");
-      texts->emplace_back(reinterpret_cast<const char*>(p), length);
-      p += length;
-    }
-    return;
-  }
-  if (type == PhysicalType::kBoolean) {
-    if (static_cast<size_t>(end - p) < (n + 7) / 8) throw InputError("truncated PLAIN booleans");
-    for (size_t i = 0; i < n; ++i) {
-      int bit = (p[i / 8] >> (i % 8)) & 1;
-      if (kind == ValueKind::kText) {
-        texts->push_back(bit ? "true" : "false");
-      } else {
-        numbers->push_back(static_cast<float>(bit));
-      }
-    }
-    return;
-  }
-  size_t width = PlainSize(type);
-  if (width == 0) throw InputError("values of a type sparktorch does not read (INT96 or fixed-length)");
-  if (static_cast<size_t>(end - p) / width < n) throw InputError("truncated PLAIN values");
-  if (kind == ValueKind::kText) {
-    if (type != PhysicalType::kInt32 && type != PhysicalType::kInt64) {
-      throw InputError("floating-point values where strings or integers are needed");
-    }
-    for (size_t i = 0; i < n; ++i, p += width) {
-      int64_t v;
-      if (width == 4) {
-        int32_t v32;
-        std::memcpy(&v32, p, 4);
-        v = v32;
-      } else {
-        std::memcpy(&v, p, 8);
-      }
-      texts->push_back(std::to_string(v));
-    }
-    return;
-  }
-  size_t at = numbers->size();
-  numbers->resize(at + n);
-  float* out = numbers->data() + at;
-  for (size_t i = 0; i < n; ++i, p += width) {
-    switch (type) {
-      case PhysicalType::kInt32: {
-        int32_t v;
-        std::memcpy(&v, p, 4);
-        out[i] = static_cast<float>(v);
-        break;
-      }
-      case PhysicalType::kInt64: {
-        int64_t v;
-        std::memcpy(&v, p, 8);
-        out[i] = static_cast<float>(v);
-        break;
-      }
-      case PhysicalType::kFloat:
-        std::memcpy(&out[i], p, 4);
-        break;
-      default: {
-        double v;
-        std::memcpy(&v, p, 8);
-        out[i] = static_cast<float>(v);
-        break;
-      }
-    }
-  }
 }
 
 // The decoder of one chunk's pages: its dictionary, and buffers reused from page to page.
@@ -223,8 +57,13 @@ class ChunkDecoder {
 
  private:
   void Dictionary(const PageHeader& h, const uint8_t* data, size_t size);
-  // Decodes `present` values at [p, end) in `encoding`.
+  // Decodes `present` values at [p, end) in `encoding`, appending them to *out_.
   void Values(Encoding encoding, const uint8_t* p, const uint8_t* end, size_t present);
+  void DictionaryValues(const uint8_t* p, const uint8_t* end, size_t present);
+  void DeltaValues(const uint8_t* p, const uint8_t* end, size_t present);
+  void SplitValues(const uint8_t* p, const uint8_t* end, size_t present);
+  void RleBooleans(const uint8_t* p, const uint8_t* end, size_t present);
+  ValueSink sink() const { return {&out_->numbers, &out_->integers, &out_->texts}; }
 
   const ColumnChunk& meta_;
   const LeafLayout& layout_;
@@ -235,6 +74,10 @@ class ChunkDecoder {
   std::vector<std::string> dict_texts_;
   std::vector<uint8_t> page_;
   std::vector<uint32_t> indices_;
+  // A batch of values in PLAIN's layout, decoded from another encoding.
+  std::vector<int32_t> batch32_;
+  std::vector<int64_t> batch64_;
+  std::vector<uint8_t> batch_bytes_;
 };
 
 void ChunkDecoder::Dictionary(const PageHeader& h, const uint8_t* data, size_t size) {
@@ -245,22 +88,96 @@ void ChunkDecoder::Dictionary(const PageHeader& h, const uint8_t* data, size_t s
   dict_numbers_.clear();
   dict_integers_.clear();
   dict_texts_.clear();
-  DecodePlain(page_.data(), page_.data() + page_.size(), layout_.type, layout_.kind,
+  DecodePlain(page_.data(), page_.data() + page_.size(), layout_,
               static_cast<size_t>(h.num_values), {&dict_numbers_, &dict_integers_, &dict_texts_});
   has_dictionary_ = true;
 }
 
 void ChunkDecoder::Values(Encoding encoding, const uint8_t* p, const uint8_t* end, size_t present) {
-  if (encoding == Encoding::kPlain) {
-    DecodePlain(p, end, layout_.type, layout_.kind, present,
-                {&out_->numbers, &out_->integers, &out_->texts});
-    return;
+  if (!ValueEncodingSupported(encoding, layout_.type)) {
+    throw InputError("values " + EncodingRefusal(encoding, layout_.type));
   }
-  if (encoding != Encoding::kPlainDictionary && encoding != Encoding::kRleDictionary) {
-    throw InputError("values encoded as " + EncodingName(encoding) +
-                     ", which sparktorch does not read (it reads PLAIN and dictionary encodings, "
-                     "as Spark writes them)");
+  switch (encoding) {
+    case Encoding::kPlain:
+      DecodePlain(p, end, layout_, present, sink());
+      return;
+    case Encoding::kPlainDictionary:
+    case Encoding::kRleDictionary:
+      DictionaryValues(p, end, present);
+      return;
+    case Encoding::kDeltaBinaryPacked:
+      DeltaValues(p, end, present);
+      return;
+    case Encoding::kByteStreamSplit:
+      SplitValues(p, end, present);
+      return;
+    default:  // kRle, which ValueEncodingSupported allows for booleans only
+      RleBooleans(p, end, present);
+      return;
   }
+}
+
+void ChunkDecoder::DeltaValues(const uint8_t* p, const uint8_t* end, size_t present) {
+  if (present == 0) return;
+  const bool wide = layout_.type == PhysicalType::kInt64;
+  DeltaBinaryPackedDecoder decoder(p, end, wide ? 64 : 32);
+  if (decoder.total() < present) {
+    throw InputError("DELTA_BINARY_PACKED data of " + std::to_string(decoder.total()) +
+                     " values in a page of " + std::to_string(present));
+  }
+  for (size_t done = 0; done < present;) {
+    const size_t n = std::min(kBatchValues, present - done);
+    const uint8_t* batch;
+    if (wide) {
+      batch64_.resize(kBatchValues);
+      decoder.Next(n, batch64_.data());
+      batch = reinterpret_cast<const uint8_t*>(batch64_.data());
+    } else {
+      batch32_.resize(kBatchValues);
+      decoder.Next(n, batch32_.data());
+      batch = reinterpret_cast<const uint8_t*>(batch32_.data());
+    }
+    DecodePlain(batch, batch + n * (wide ? 8 : 4), layout_, n, sink());
+    done += n;
+  }
+}
+
+void ChunkDecoder::SplitValues(const uint8_t* p, const uint8_t* end, size_t present) {
+  const size_t width = PlainSize(layout_.type);
+  ByteStreamSplit split(p, static_cast<size_t>(end - p), width);
+  if (split.count() < present) {
+    throw InputError("BYTE_STREAM_SPLIT data of " + std::to_string(split.count()) +
+                     " values in a page of " + std::to_string(present));
+  }
+  batch_bytes_.resize(kBatchValues * width);
+  for (size_t done = 0; done < present;) {
+    const size_t n = std::min(kBatchValues, present - done);
+    split.Gather(done, n, batch_bytes_.data());
+    DecodePlain(batch_bytes_.data(), batch_bytes_.data() + n * width, layout_,
+                n, sink());
+    done += n;
+  }
+}
+
+void ChunkDecoder::RleBooleans(const uint8_t* p, const uint8_t* end, size_t present) {
+  // The RLE/bit-packed hybrid of 1-bit values after a 4-byte length, in v1 and v2 pages alike
+  // (only DATA_PAGE_V2's levels go without the length).
+  if (end - p < 4) throw InputError("truncated RLE booleans");
+  const uint32_t length = LoadLe32(p);
+  p += 4;
+  if (static_cast<size_t>(end - p) < length) throw InputError("truncated RLE booleans");
+  batch_bytes_.resize(present);
+  DecodeRleHybrid(p, p + length, 1, present, 1, batch_bytes_.data());
+  // PLAIN's layout for booleans: packed, the first value in the least significant bit.
+  std::vector<uint8_t> packed((present + 7) / 8, 0);
+  for (size_t i = 0; i < present; ++i) {
+    packed[i / 8] = static_cast<uint8_t>(packed[i / 8] | (batch_bytes_[i] << (i % 8)));
+  }
+  DecodePlain(packed.data(), packed.data() + packed.size(), layout_, present,
+              sink());
+}
+
+void ChunkDecoder::DictionaryValues(const uint8_t* p, const uint8_t* end, size_t present) {
   if (!has_dictionary_) throw InputError("dictionary-encoded values without a dictionary page");
   if (present == 0) return;
   if (p >= end) throw InputError("truncated dictionary indices");
@@ -271,7 +188,8 @@ void ChunkDecoder::Values(Encoding encoding, const uint8_t* p, const uint8_t* en
                                                            : dict_texts_.size();
   if (dict_size == 0) throw InputError("dictionary indices into an empty dictionary");
   indices_.resize(present);
-  DecodeHybrid(p, end, bit_width, present, static_cast<uint32_t>(dict_size - 1), indices_.data());
+  DecodeRleHybrid(p, end, bit_width, present, static_cast<uint32_t>(dict_size - 1),
+                  indices_.data());
   if (layout_.kind == ValueKind::kNumber) {
     size_t at = out_->numbers.size();
     out_->numbers.resize(at + present);
@@ -306,17 +224,21 @@ void ChunkDecoder::Page(const PageHeader& h, const uint8_t* data, size_t size) {
     DecodeLevels(&p, end, true, 0, h.repetition_level_encoding, layout_.max_rep, n, rep);
     DecodeLevels(&p, end, true, 0, h.definition_level_encoding, layout_.max_def, n, def);
   } else {
-    size_t levels = static_cast<size_t>(h.repetition_levels_byte_length) +
-                    static_cast<size_t>(h.definition_levels_byte_length);
+    const size_t rep_bytes = static_cast<size_t>(h.repetition_levels_byte_length);
+    const size_t levels = rep_bytes + static_cast<size_t>(h.definition_levels_byte_length);
     if (levels > size) throw InputError("a DATA_PAGE_V2 whose levels exceed the page");
+    // Each section where its length says, whether or not the column has such levels (writers
+    // have written repetition levels for a column without lists).
     const uint8_t* q = data;
-    DecodeLevels(&q, data + levels, false, static_cast<size_t>(h.repetition_levels_byte_length),
-                 Encoding::kRle, layout_.max_rep, n, rep);
-    DecodeLevels(&q, data + levels, false, static_cast<size_t>(h.definition_levels_byte_length),
-                 Encoding::kRle, layout_.max_def, n, def);
+    DecodeLevels(&q, data + rep_bytes, false, rep_bytes, Encoding::kRle, layout_.max_rep, n, rep);
+    q = data + rep_bytes;
+    DecodeLevels(&q, data + levels, false, levels - rep_bytes, Encoding::kRle, layout_.max_def, n,
+                 def);
     size_t values_size = static_cast<size_t>(h.uncompressed_page_size) - std::min(
         levels, static_cast<size_t>(h.uncompressed_page_size));
-    if (h.is_compressed && meta_.codec != Codec::kUncompressed) {
+    if (size == levels) {
+      page_.clear();  // no values (all null), which no codec was given to compress
+    } else if (h.is_compressed && meta_.codec != Codec::kUncompressed) {
       Decompress(meta_.codec, data + levels, size - levels, values_size, &page_);
     } else {
       page_.assign(data + levels, data + size);
@@ -334,6 +256,31 @@ void ChunkDecoder::Page(const PageHeader& h, const uint8_t* data, size_t size) {
 }
 
 }  // namespace
+
+bool ValueEncodingSupported(Encoding encoding, PhysicalType type) {
+  const bool integer = type == PhysicalType::kInt32 || type == PhysicalType::kInt64;
+  switch (encoding) {
+    case Encoding::kPlain:
+    case Encoding::kPlainDictionary:
+    case Encoding::kRleDictionary:
+      return true;
+    case Encoding::kDeltaBinaryPacked:
+      return integer;
+    case Encoding::kByteStreamSplit:
+      return integer || type == PhysicalType::kFloat || type == PhysicalType::kDouble;
+    case Encoding::kRle:
+      return type == PhysicalType::kBoolean;
+    default:
+      return false;
+  }
+}
+
+std::string EncodingRefusal(Encoding encoding, PhysicalType type) {
+  return "encoded as " + EncodingName(encoding) + ", which sparktorch does not read for " +
+         TypeName(type) +
+         " values (it reads PLAIN and dictionary encodings, DELTA_BINARY_PACKED for INT32 and "
+         "INT64, BYTE_STREAM_SPLIT for INT32, INT64, FLOAT and DOUBLE, and RLE for BOOLEAN)";
+}
 
 void DecodeColumnChunk(const uint8_t* chunk, size_t size, const ColumnChunk& meta,
                        const LeafLayout& layout, ColumnValues* out) {

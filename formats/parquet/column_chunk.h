@@ -34,13 +34,25 @@ struct LeafLayout {
   int max_def = 0;  // at most 255 and max_rep likewise (sparktorch's bound; real files: < 10)
   int max_rep = 0;
   ValueKind kind = ValueKind::kNumber;
+  bool is_unsigned = false;  // INT32 and INT64 values are unsigned (UINT_32, UINT_64)
 };
 
+// Whether DecodeColumnChunk reads values of physical type `type` encoded as `encoding`: PLAIN
+// and dictionary encodings (PLAIN_DICTIONARY, RLE_DICTIONARY) of every type, DELTA_BINARY_PACKED
+// of INT32 and INT64, BYTE_STREAM_SPLIT of INT32, INT64, FLOAT and DOUBLE, RLE of BOOLEAN. (Which
+// types it reads at all is DecodePlain's: not INT96 or FIXED_LEN_BYTE_ARRAY.) Levels are RLE.
+bool ValueEncodingSupported(Encoding encoding, PhysicalType type);
+
+// "encoded as DELTA_BYTE_ARRAY, which sparktorch does not read for BYTE_ARRAY values (it reads
+// ...)": why values ValueEncodingSupported refuses cannot be read.
+std::string EncodingRefusal(Encoding encoding, PhysicalType type);
+
 // Decodes the column chunk `meta` whose bytes (its pages, from its first page header) are the
-// `size` bytes at `chunk`, into *out (replacing what it held). Reads PLAIN, PLAIN_DICTIONARY
-// and RLE_DICTIONARY values in DATA_PAGE and DATA_PAGE_V2 pages, compressed as
+// `size` bytes at `chunk`, into *out (replacing what it held). Reads the values
+// ValueEncodingSupported allows in DATA_PAGE and DATA_PAGE_V2 pages, compressed as
 // CodecSupported allows. Throws InputError, without a file name (the caller adds it), for what
-// it cannot read: another encoding, an INT96 or fixed-length value, corrupt pages.
+// it cannot read: another encoding, an INT96 or fixed-length value, corrupt pages. Its memory
+// is bounded by the chunk's values (a page's, at most 2^26) whatever the bytes say.
 void DecodeColumnChunk(const uint8_t* chunk, size_t size, const ColumnChunk& meta,
                        const LeafLayout& layout, ColumnValues* out);
 

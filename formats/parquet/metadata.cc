@@ -45,11 +45,19 @@ SchemaElement ReadSchemaElement(ThriftReader& in) {
     } else if (id == 5 && IsInt(type)) {
       e.num_children = in.ReadI32();
     } else if (id == 6 && IsInt(type)) {
-      e.decimal = e.decimal || in.ReadI32() == 5;  // ConvertedType DECIMAL
+      const int32_t converted = in.ReadI32();
+      e.decimal = e.decimal || converted == 5;                          // DECIMAL
+      e.is_unsigned = e.is_unsigned || (converted >= 11 && converted <= 14);  // UINT_8 .. UINT_64
     } else if (id == 10 && type == T::kStruct) {
-      ReadStruct(in, [&](int16_t member, T::Type) {
+      ReadStruct(in, [&](int16_t member, T::Type member_type) {
         e.decimal = e.decimal || member == 5;  // LogicalType's DECIMAL member
-        return false;
+        if (member != 10 || member_type != T::kStruct) return false;
+        ReadStruct(in, [&](int16_t int_field, T::Type int_type) {  // IntType
+          if (int_field != 2 || (int_type != T::kTrue && int_type != T::kFalse)) return false;
+          e.is_unsigned = int_type == T::kFalse;  // isSigned, a bool held in its type
+          return true;
+        });
+        return true;
       });
     } else {
       return false;
@@ -202,6 +210,14 @@ std::string EncodingName(Encoding encoding) {
   auto i = static_cast<size_t>(encoding);
   return i < std::size(kNames) ? kNames[i]
                                : "encoding " + std::to_string(static_cast<int>(encoding));
+}
+
+std::string TypeName(PhysicalType type) {
+  static const char* const kNames[] = {"BOOLEAN", "INT32",  "INT64",      "INT96",
+                                       "FLOAT",   "DOUBLE", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"};
+  auto i = static_cast<size_t>(type);
+  return i < std::size(kNames) ? kNames[i]
+                               : "physical type " + std::to_string(static_cast<int>(type));
 }
 
 }  // namespace parquet

@@ -34,6 +34,9 @@ struct SchemaElement {
   // A DECIMAL (ConvertedType 5, or the LogicalType union's DECIMAL): an integer that is not the
   // number it stands for, so sparktorch refuses it.
   bool decimal = false;
+  // An unsigned integer (ConvertedType UINT_8 to UINT_64, or the LogicalType union's INTEGER with
+  // isSigned false): an INT32 or INT64 whose bits are read as unsigned, as its writer meant.
+  bool is_unsigned = false;
 };
 
 struct ColumnChunk {
@@ -84,9 +87,11 @@ FileMetaData ParseFileMetaData(const uint8_t* data, size_t size);
 // Parses the page header at `data`; sets *header_size to its length. Throws InputError.
 PageHeader ParsePageHeader(const uint8_t* data, size_t size, size_t* header_size);
 
-// "SNAPPY", "PLAIN_DICTIONARY", ...: the specification's names, for messages.
+// "SNAPPY", "PLAIN_DICTIONARY", "INT64", ...: the specification's names, for messages ("physical
+// type 9" for a number that names none).
 std::string CodecName(Codec codec);
 std::string EncodingName(Encoding encoding);
+std::string TypeName(PhysicalType type);
 
 }  // namespace parquet
 }  // namespace sparktorch

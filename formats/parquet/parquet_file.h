@@ -18,7 +18,8 @@ struct Leaf {
   PhysicalType type = PhysicalType::kDouble;
   int max_def = 0;
   int max_rep = 0;
-  bool decimal = false;  // SchemaElement::decimal
+  bool decimal = false;      // SchemaElement::decimal
+  bool is_unsigned = false;  // SchemaElement::is_unsigned
   // The definition level at which each node on the path, the top-level field first, is
   // present (is not null; a repeated node: has at least one element).
   std::vector<int> node_def;
@@ -59,10 +60,12 @@ class ParquetFile {
   // InputError naming the file, the row group and the column.
   void ReadColumn(size_t row_group, size_t leaf, ValueKind kind, ColumnValues* out);
 
+  // "PATH: row group G, column a.b: ", the start of every message about a column chunk (G counts
+  // from 1).
+  std::string Where(size_t row_group, size_t leaf) const;
+
  private:
   void BuildLeaves();
-  // "PATH: row group G, column a.b: ", the start of a message about a column chunk.
-  std::string Where(size_t row_group, size_t leaf) const;
 
   std::string path_;
   int fd_ = -1;

@@ -98,12 +98,14 @@ struct SelectedColumn {
 
 namespace {
 
-const char* Describe(PhysicalType type) {
+// What a leaf of physical type `type` holds, for a message that refuses it.
+std::string Describe(PhysicalType type) {
+  if (IsNumeric(type)) return "numbers";
   switch (type) {
     case PhysicalType::kByteArray: return "strings or bytes";
     case PhysicalType::kInt96: return "INT96 timestamps";
     case PhysicalType::kFixedLenByteArray: return "fixed-length bytes (decimals?)";
-    default: return "numbers";
+    default: return "values of " + TypeName(type) + ", which is no Parquet type (a corrupt schema)";
   }
 }
 
@@ -166,9 +168,9 @@ std::unique_ptr<SelectedColumn> ParquetRowReader::Select(const std::string& name
                        (l.max_rep > 0 ? "lists" : Describe(l.type)) +
                        ", not strings or integers");
     }
-    const char* what = l.max_rep > 1                               ? "nested lists"
-                       : l.max_rep == 0 && l.node_def.size() > 1 ? "a struct"
-                                                                 : Describe(l.type);
+    const std::string what = l.max_rep > 1                               ? "nested lists"
+                             : l.max_rep == 0 && l.node_def.size() > 1 ? "a struct"
+                                                                       : Describe(l.type);
     throw InputError(file_.path() + ": column " + name + " (" + role + ") holds " + what +
                      ", not numbers, an array of numbers or a Spark ML vector");
   }

@@ -94,5 +94,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The columns of the other writers' files: zstd_rust and brotli_arrow; the LZ4 files.
   ReadAll(path, Parquet("x,e", "label", "id"), 0);
   ReadAll(path, Parquet("c0,v11", "", "c1"), 0);
+  // The columns of encodings_v1/v2.parquet: DELTA_BINARY_PACKED, BYTE_STREAM_SPLIT, RLE booleans.
+  ReadAll(path, Parquet("i64,i32s,u32,f32,b,e", "u64", "label"), 0);
   return 0;
 }

@@ -8,7 +8,8 @@
 # ID<TAB>VALUE in row order; stdin, a missing column, a file that is not Parquet and null values
 # are errors with their own exit status and one exact line, and --on-bad-row skip counts nulls.
 # inspect --format parquet describes files and directories (text and JSON) and refuses, with
-# train's message, a file train cannot read (delta_v2: DELTA_BINARY_PACKED integers).
+# train's message, a file train cannot read (encodings_v1's id: DELTA_BYTE_ARRAY strings), and
+# reads parquet-mr's v2 writer's DELTA_BINARY_PACKED integers (delta_v2).
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/sync_lib.sh"
 source "$(dirname "$0")/hogwild_lib.sh"  # its summary_field (strict, cached) replaces the others
@@ -321,10 +322,15 @@ assert_eq "$PQ/nonfinite.parquet: row 1: expected finite features, got nan (--al
   "first_bad_row"
 
 check "h) inspect: files train cannot read are exit 3 with train's message, from the footer"
-DELTA="$PQ/delta_v2.parquet"
-DELTA_LINE="$ERR $DELTA: row group 1, column features.type: encoded as DELTA_BINARY_PACKED, which sparktorch does not read (it reads PLAIN and dictionary encodings, as Spark writes them with parquet.writer.version v1)"
-expect_exit 3 "$DELTA_LINE" --stdout-empty -- "$SPARKTORCH" -q inspect --format parquet --input "$DELTA"
-expect_exit 3 "$DELTA_LINE" --stdout-empty -- "$SPARKTORCH" -q train "${COMMON[@]}" --format parquet --input "$DELTA"
+UNREAD="$PQ/encodings_v1.parquet"  # its id column is DELTA_BYTE_ARRAY
+UNREAD_LINE="$ERR $UNREAD: row group 1, column id: encoded as DELTA_BYTE_ARRAY, which sparktorch does not read for BYTE_ARRAY values (it reads PLAIN and dictionary encodings, DELTA_BINARY_PACKED for INT32 and INT64, BYTE_STREAM_SPLIT for INT32, INT64, FLOAT and DOUBLE, and RLE for BOOLEAN)"
+expect_exit 3 "$UNREAD_LINE" --stdout-empty -- "$SPARKTORCH" -q inspect --format parquet --input "$UNREAD" --id-field id
+expect_exit 3 "$UNREAD_LINE" --stdout-empty -- "$SPARKTORCH" -q train "${COMMON[@]}" --format parquet --input "$UNREAD" --id-field id
+check "h) inspect: parquet-mr's v2 writer's DELTA_BINARY_PACKED integers are read (delta_v2: 20 rows of 3 features)"
+run_ok delta_v2.json "$SPARKTORCH" inspect --json --format parquet --input "$PQ/delta_v2.parquet"
+assert_eq "20 3" \
+  "$(python3 -c 'import json, sys; i = json.load(open(sys.argv[1])); print(i["rows"], i["num_features"])' delta_v2.json)" \
+  "delta_v2: rows, features per row"
 expect_exit 3 "$ERR $VEC: no column feats (--features-field); the columns are label, features, id" \
   --stdout-empty -- "$SPARKTORCH" -q inspect --format parquet --input "$VEC" --features-field feats
 
