@@ -41,6 +41,12 @@ void Inflate(const uint8_t* data, size_t size, size_t uncompressed_size,
   z.next_out = Output(out, uncompressed_size);
   z.avail_out = static_cast<uInt>(uncompressed_size);
   int status = inflate(&z, Z_FINISH);
+  // Concatenated gzip members are one gzip stream (RFC 1952, as gunzip and Arrow read them):
+  // after a member's end, the next starts where it stopped.
+  while (status == Z_STREAM_END && z.avail_in > 0 && z.avail_out > 0) {
+    if (inflateReset(&z) != Z_OK) break;
+    status = inflate(&z, Z_FINISH);
+  }
   size_t produced = uncompressed_size - z.avail_out;
   inflateEnd(&z);
   if (status != Z_STREAM_END || produced != uncompressed_size) {

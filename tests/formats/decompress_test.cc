@@ -129,6 +129,21 @@ TEST(Decompress, ReadsWhatEachCodecsLibraryWrote) {
   }
 }
 
+TEST(Decompress, ReadsConcatenatedGzipMembers) {
+  // As parquet-testing's concatenated_gzip_members.parquet holds them: one page, two members.
+  const Bytes page = Page();
+  const Bytes first(page.begin(), page.begin() + page.size() / 3);
+  const Bytes second(page.begin() + page.size() / 3, page.end());
+  Bytes both = GzipCompress(first);
+  const Bytes more = GzipCompress(second);
+  both.insert(both.end(), more.begin(), more.end());
+  EXPECT_EQ(Decompressed(Codec::kGzip, both, page.size()), page);
+  EXPECT_THROW(Decompressed(Codec::kGzip, both, page.size() + 1), InputError);
+  Bytes garbled = both;
+  garbled.insert(garbled.end() - more.size(), 0xff);  // a byte that starts no member
+  EXPECT_THROW(Decompressed(Codec::kGzip, garbled, page.size()), InputError);
+}
+
 TEST(Decompress, ReadsEmptyPages) {
   for (Codec codec : kCodecs) {
     EXPECT_EQ(Decompressed(codec, Compress(codec, {}), 0), Bytes()) << CodecName(codec);
