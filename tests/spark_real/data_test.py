@@ -6,7 +6,7 @@ there already, made by this prepare_data.py from these inputs (a stamp file says
 Checks: every source has its rows, in the partitions the tests rely on: train.parquet and
 train.csv two non-empty ones, train1.parquet 12,000 and 0, test.parquet one, bad.csv 300 (rank
 0, with the bad row) and 100, bad.parquet 300 and 100 in two files (part-00001 with the bad row),
-delta.parquet 4,000 rows in two files.
+decimal.parquet 4,000 rows in two files.
 """
 import glob
 import hashlib
@@ -72,9 +72,9 @@ def main():
         os.path.join(SPARK_DATA, "bad.parquet", "part-*.parquet")))
     expect(len(files) == 2 and files[1].startswith("part-00001-"),
            "bad.parquet: two files, part-00000 and part-00001", files)
-    delta = parts.get("delta.parquet", [])
-    expect(len(delta) == 2 and sum(delta) == 4000 and min(delta) > 0,
-           "delta.parquet: 4000 rows in 2 partitions", delta)
+    decimal = parts.get("decimal.parquet", [])
+    expect(len(decimal) == 2 and sum(decimal) == 4000 and min(decimal) > 0,
+           "decimal.parquet: 4000 rows in 2 partitions", decimal)
     with open(stamp_file, "w") as f:
         f.write(stamp())
     done()

@@ -15,8 +15,8 @@ non-zero exit status and the cause in spark-submit's output, and write no model:
   PATH: row 17: label 42 is not a class index`), and the job is not run again;
 - a missing binary: --binary /nonexistent/sparktorch fails saying `no sparktorch binary` and
   the path it tried;
-- (local[2] only) not a failure in the end: Parquet files the binary cannot read (delta.parquet:
-  DELTA_BINARY_PACKED integers) make the first try, with the tasks reading the files, fail;
+- (local[2] only) not a failure in the end: Parquet files the binary cannot read
+  (decimal.parquet: a DECIMAL label) make the first try, with the tasks reading the files, fail;
   the driver's binary finds why from the footers, says it, and the job runs again with the
   rows through Spark, which trains on all 4,000 rows and writes the model.
 
@@ -107,19 +107,20 @@ def main():
 
 
 def unreadable_parquet(master):
-    """delta.parquet: the tasks cannot read it; the rows go through Spark instead."""
-    check("delta.parquet (DELTA_BINARY_PACKED integers): the rows go through Spark after the "
-          "tasks fail to read the files")
-    model = os.path.abspath("delta.pt")
-    run = submit("delta_parquet", master, train_args(os.path.join(SPARK_DATA, "delta.parquet"),
-                                                     "sync", 1, model), timeout=240)
+    """decimal.parquet: the tasks cannot read it; the rows go through Spark instead."""
+    check("decimal.parquet (a DECIMAL label): the rows go through Spark after the tasks fail to "
+          "read the files")
+    model = os.path.abspath("decimal.pt")
+    source = os.path.join(SPARK_DATA, "decimal.parquet")
+    run = submit("decimal_parquet", master, train_args(source, "sync", 1, model), timeout=240)
     expect_success(run, "train.py on files the binary cannot read")
     expect_in(r"^sparktorch: the 2 tasks read their rows from the 2 Parquet files themselves",
               run.text, "the first try: the tasks read the files themselves")
     expect_in(r"^sparktorch: the tasks cannot read these Parquet files themselves \(\S+/"
-              r"delta\.parquet/part-00000-\S+: row group 1, column features\.type: encoded as "
-              r"DELTA_BINARY_PACKED, which sparktorch does not read \(.*\)\); the rows go "
-              r"through Spark instead", run.text, "the driver says why, and what it does instead")
+              r"decimal\.parquet/part-00000-\S+: column label \(--label-field\) holds decimals, "
+              r"which sparktorch does not read: cast the column to double before writing it\); "
+              r"the rows go through Spark instead", run.text,
+              "the driver says why, and what it does instead")
     closing = expect_in(CLOSING, run.out, "train.py's closing line")
     expect(int(closing.group(2)) == 4000, "the job trained on the 4000 rows", closing.group(2))
     expect(os.path.exists(model), "the model written")

@@ -14,9 +14,8 @@ read, once, into OUT:
   bad.parquet    label, features: the same 400 rows in part-00000 (300) and part-00001 (100),
                  where row BAD_PARQUET_ROW of part-00001 (its own count, 1-based) has the label
                  42: in rank 1's share (rows 201..400) when 2 tasks read the files themselves
-  delta.parquet  label, features: train.parquet's first 4,000 rows in two files written by
-                 parquet-mr's v2 writer without dictionaries, whose integer columns (the
-                 vectors' type, size and indices) are DELTA_BINARY_PACKED, which the binary does
+  decimal.parquet  label, features: train.parquet's first 4,000 rows in two files whose label
+                 is a DECIMAL(3,1) (an INT32 with the DECIMAL annotation), which the binary does
                  not read: Spark must read them for it
 
   spark-submit prepare_data.py --train DATA/train12k.csv --test DATA/test2k.csv --out OUT
@@ -98,16 +97,12 @@ def main():
     write_parts([first.select("label", "features"), second.select("label", "features")],
                 out("bad.parquet"), "parquet")
 
-    hadoop = spark.sparkContext._jsc.hadoopConfiguration()  # pylint: disable=protected-access
-    hadoop.set("parquet.writer.version", "v2")
-    hadoop.set("parquet.enable.dictionary", "false")
     assembled.filter(assembled.id < 4000).repartitionByRange(2, "id").sortWithinPartitions(
-        "id").select("label", "features").write.mode("overwrite").parquet(out("delta.parquet"))
-    hadoop.unset("parquet.writer.version")
-    hadoop.unset("parquet.enable.dictionary")
+        "id").selectExpr("CAST(label AS DECIMAL(3,1)) AS label", "features").write.mode(
+            "overwrite").parquet(out("decimal.parquet"))
 
     for name in ("train.parquet", "train1.parquet", "train.csv", "test.parquet", "bad.csv",
-                 "bad.parquet", "delta.parquet"):
+                 "bad.parquet", "decimal.parquet"):
         df = spark.read.load(out(name), format=name.split(".")[1], header=True)
         rows = df.rdd.mapPartitions(lambda part: [sum(1 for _ in part)]).collect()
         print("wrote %s: %d rows, partitions of %s" % (out(name), sum(rows), rows))
