@@ -20,6 +20,8 @@ and checks that
 and prints a summary: files, columns read and compared, refusals by reason.
 
 Usage: parquet_conformance.py --dump PARQUET_DUMP --corpus PARQUET_TESTING --work DIR
+       parquet_conformance.py --dump PARQUET_DUMP --files DIR   (only DIR's .parquet files, every
+       numeric column of each to be read: the files Spark writes, spark-real.*.parquet_written)
 Exit status: 0 when all holds, 1 otherwise, 77 when pyarrow is missing (the test is skipped).
 """
 
@@ -504,16 +506,27 @@ def written(dump, work, supported, report):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--dump", required=True)
-    parser.add_argument("--corpus", required=True)
-    parser.add_argument("--work", required=True)
+    parser.add_argument("--corpus")
+    parser.add_argument("--work")
+    parser.add_argument("--files", help="instead: only the .parquet files of this folder (as "
+                        "Spark wrote them, tests/spark_real/parquet_written_test.py), every "
+                        "numeric column of each to be read and to equal pyarrow's")
     args = parser.parse_args()
+    if not args.files and not (args.corpus and args.work):
+        parser.error("--corpus and --work, or --files")
     supported = json.loads(subprocess.run([args.dump, "--supported"], check=True,
                                           capture_output=True).stdout)
     print(f"parquet_conformance: the reader reads {', '.join(supported['codecs'])}")
 
     results = {}
-    for part, run in (("parquet-testing", lambda r: corpus(args.dump, args.corpus, supported, r)),
-                      ("written here", lambda r: written(args.dump, args.work, supported, r))):
+    parts = (("parquet-testing", lambda r: corpus(args.dump, args.corpus, supported, r)),
+             ("written here", lambda r: written(args.dump, args.work, supported, r)))
+    if args.files:
+        parts = ((args.files, lambda r: [check_file(args.dump, os.path.join(args.files, name),
+                                                    supported, r, expect_all_read=True)
+                                         for name in sorted(os.listdir(args.files))
+                                         if name.endswith(".parquet")]),)
+    for part, run in parts:
         report = Report()
         run(report)
         results[part] = report
