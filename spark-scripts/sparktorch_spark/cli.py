@@ -173,6 +173,7 @@ def train_main(argv=None):
         options = train_options(args)
     except OptionError as e:
         sys.exit("train.py: error: %s" % e)
+    from . import model_io  # pylint: disable=import-outside-toplevel
     from . import spark as layer  # pylint: disable=import-outside-toplevel
     from .job import JobFailed  # pylint: disable=import-outside-toplevel
     from .serve import ServeError  # pylint: disable=import-outside-toplevel
@@ -183,7 +184,7 @@ def train_main(argv=None):
         result = layer.train(df, options)
     except (OptionError, BinaryMissing, ServeError, JobFailed) as e:
         _fail(session, "train.py: error: %s" % e)
-    layer.copy_out(result.model, args.output, session.sparkContext)
+    model_io.copy_out(result.model, args.output, session.sparkContext)
     if args.summary:
         with open(args.summary, "w") as f:
             for s in result.summaries:
@@ -207,6 +208,7 @@ def train_main(argv=None):
 
 def predict_main(argv=None):
     args = predict_parser().parse_args(argv)
+    from . import model_io  # pylint: disable=import-outside-toplevel
     from . import spark as layer  # pylint: disable=import-outside-toplevel
     session = _session("sparktorch predict")
     sc = session.sparkContext
@@ -214,7 +216,7 @@ def predict_main(argv=None):
         with open(args.model, "rb") as f:
             model = f.read()
     else:
-        model = layer.read_bytes(sc, args.model)
+        model = model_io.read_bytes(sc, args.model)
     df = layer.read_source(session, args.source, args.format, num_features=args.numFeatures)
     if args.partitions:
         df = df.repartition(args.partitions)

@@ -26,6 +26,7 @@ from pyspark.ml import Estimator, Model
 from pyspark.ml.util import (DefaultParamsReadable, DefaultParamsReader, DefaultParamsWritable,
                              DefaultParamsWriter, MLReadable, MLReader, MLWritable, MLWriter)
 
+from . import model_io
 from . import spark as layer
 from .ml_params import PredictionParams, TrainingParams, given, set_defaults
 from .options import TrainOptions
@@ -212,7 +213,7 @@ class SparkTorchModel(Model, PredictionParams, MLReadable, MLWritable):
 
     def saveModelFile(self, path):
         """Writes the TorchScript file to `path` (local, or hdfs:// and the like)."""
-        layer.copy_out(self._model, path, _spark_context())
+        model_io.copy_out(self._model, path, _spark_context())
 
     def getPytorchModel(self):
         """The model as a torch.jit.ScriptModule (needs torch on the driver)."""
@@ -249,7 +250,7 @@ class _ModelWriter(MLWriter):
 
     def saveImpl(self, path):
         DefaultParamsWriter.saveMetadata(self.instance, path, self.sc)
-        layer.write_bytes(self.sc, os.path.join(path, MODEL_FILE), self.instance.modelBytes())
+        model_io.write_bytes(self.sc, os.path.join(path, MODEL_FILE), self.instance.modelBytes())
 
 
 class _ModelReader(MLReader):
@@ -259,7 +260,7 @@ class _ModelReader(MLReader):
 
     def load(self, path):
         metadata = DefaultParamsReader.loadMetadata(path, self.sc)
-        instance = self.cls(model=layer.read_bytes(self.sc, os.path.join(path, MODEL_FILE)))
+        instance = self.cls(model=model_io.read_bytes(self.sc, os.path.join(path, MODEL_FILE)))
         instance._resetUid(metadata["uid"])  # pylint: disable=protected-access
         DefaultParamsReader.getAndSetParams(instance, metadata)
         return instance

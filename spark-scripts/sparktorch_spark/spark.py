@@ -527,18 +527,18 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
     threads = threads or int(sc.getConf().get("spark.task.cpus", "1"))
     candidates = binary_candidates(binary, files_dir(sc))
     env = process_env(threads, candidates)
-    flags = dict(model_path=model_path, vector_out=vector, probabilities=probabilities,
-                 batch_size=batch_size, threads=threads, device=device, on_bad_row=on_bad_row)
-    command = predict_command(candidates, opts.verbosity_flags(verbose), **flags)
-    line = "__sparktorch_prediction"
     # The paths, fastest first (README, "How the rows reach the binary"): with the jar, each
     # row and its prediction in one pass in the JVM, through a predict process kept between
-    # the executor's tasks; without it, the JVM's pipe zipped with a second read of the rows
-    # where that read gives them in the same order; else a Python worker.
+    # the executor's tasks (answering partition by partition: groups); without it, the JVM's
+    # pipe zipped with a second read of the rows where that read gives them in the same order;
+    # else a Python worker.
+    command = predict_command(candidates, opts.verbosity_flags(verbose), model_path=model_path,
+                              vector_out=vector, probabilities=probabilities,
+                              batch_size=batch_size, threads=threads, device=device,
+                              on_bad_row=on_bad_row, groups=encoder is not None)
+    line = "__sparktorch_prediction"
     if encoder is not None:
-        paired = jvm.pipe_rows(df.selectExpr("*", "%s AS __sparktorch_line" % text),
-                               predict_command(candidates, opts.verbosity_flags(verbose),
-                                               groups=True, **flags),
+        paired = jvm.pipe_rows(df.selectExpr("*", "%s AS __sparktorch_line" % text), command,
                                env, what=PREDICT_WHAT, group_end=GROUP_END,
                                keep_seconds=PREDICT_KEEP_SECONDS, answer=line)
     elif jvm.recomputes_in_order(df):
@@ -565,37 +565,3 @@ def _predict_through_python(df, text, command, vector, prediction_col, env):
         rows = rows.map(lambda r: r[:-1] + (None if r[-1] is None else DenseVector(r[-1]),))
     field = StructField(prediction_col, VectorUDT() if vector else DoubleType(), True)
     return spark.createDataFrame(rows, StructType(df.schema.fields + [field]))
-
-
-def write_bytes(sc, path, data):
-    """Writes `data` to `path` on any file system Spark's Hadoop configuration reaches."""
-    jvm = sc._jvm  # pylint: disable=protected-access
-    target = jvm.org.apache.hadoop.fs.Path(path)
-    fs = target.getFileSystem(sc._jsc.hadoopConfiguration())  # pylint: disable=protected-access
-    out = fs.create(target, True)
-    try:
-        for start in range(0, len(data), 1 << 20):
-            out.write(bytearray(data[start:start + (1 << 20)]))
-    finally:
-        out.close()
-
-
-def read_bytes(sc, path):
-    """The bytes of the file at `path` (any file system Spark reads)."""
-    files = sc.binaryFiles(path).collect()
-    if len(files) != 1:
-        raise FileNotFoundError("%s: expected one file, found %d" % (path, len(files)))
-    return bytes(files[0][1])
-
-
-def copy_out(data, path, sc=None):
-    """Writes the model's bytes to `path`: a local file, or through Hadoop when `sc` is given
-    and the path has a scheme (hdfs://, s3a://)."""
-    if sc is not None and "://" in path and not path.startswith("file://"):
-        write_bytes(sc, path, data)
-        return
-    local = path[len("file://"):] if path.startswith("file://") else path
-    tmp = local + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(data)
-    shutil.move(tmp, local)
