@@ -516,7 +516,8 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
         raise OptionError("the input already has a column %s (predictionCol)" % prediction_col)
     features = feature_columns(df, input_col, input_cols, exclude)
     encoder = features_encoder(spark, [binary])
-    text = text_rows.row_text(None, _kinds(df, features), encoder)
+    kinds = _kinds(df, features)
+    text = text_rows.row_text(None, kinds, encoder)
     _check_binary_here(sc, binary)
     with tempfile.TemporaryDirectory(prefix="sparktorch-model-") as tmp:
         path = os.path.join(tmp, "model.pt")
@@ -537,7 +538,12 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
                               batch_size=batch_size, threads=threads, device=device,
                               on_bad_row=on_bad_row, groups=encoder is not None)
     line = "__sparktorch_prediction"
-    if encoder is not None:
+    if encoder is not None and [kind for _, kind in kinds] == ["vector"]:
+        # A vector column: the jar writes its line from the cell itself (VectorLines).
+        paired = jvm.pipe_rows(df, command, env, what=PREDICT_WHAT, group_end=GROUP_END,
+                               keep_seconds=PREDICT_KEEP_SECONDS, answer=line,
+                               vector_col=features[0])
+    elif encoder is not None:
         paired = jvm.pipe_rows(df.selectExpr("*", "%s AS __sparktorch_line" % text), command,
                                env, what=PREDICT_WHAT, group_end=GROUP_END,
                                keep_seconds=PREDICT_KEEP_SECONDS, answer=line)

@@ -11,6 +11,8 @@ rows through a plan with a nondeterministic filter; without it (SPARKTORCH_JAR="
 path). Once also: the processes a prediction of 40,000 rows left running after a consumer that
 stopped at the first row (`limit(1)`), and two predictions of 8 partitions: their sums and the
 predict processes after each (kept between tasks), then how many remain after the keep time.
+With the jar, a last line: each of seven vectors' line as the SQL writes it, beside the line
+PipeRows writes from the vector's cell for a vector column (VectorLines), echoed by `cat`.
 
   spark-submit rows_job.py --model MODEL.pt --binary SPARKTORCH --work DIR --facts FACTS
 """
@@ -131,7 +133,27 @@ def main():
                         fact["kept"].append([total, _predictions_pids(model)])
                     fact["kept_after"] = _predictions_running(model)
             out.write(json.dumps(fact) + "\n")
+        if encoder:
+            out.write(json.dumps(_vector_lines(spark, encoder)) + "\n")
     spark.stop()
+
+
+def _vector_lines(spark, encoder):
+    """{"vector_lines": [[SQL's line, PipeRows' line]...]}: the line of each vector (dense,
+    sparse as float32, sparse as text, empty, null) that the SQL of rows.features_text and the
+    jar's function give, and the line PipeRows writes from the cell itself (VectorLines), which
+    `cat` answers with (it echoes the group's end line too)."""
+    vectors = [Vectors.dense([0.0, 0.5, -2.0, 1e-05, 3.0e38, -0.0, 7.0, 1.0, 2.0, 3.0]),
+               Vectors.sparse(10, [1, 9], [0.5, 1e-05]), Vectors.sparse(10, [4], [-2.5]),
+               Vectors.sparse(10, [], []), None, Vectors.dense([]),
+               Vectors.sparse(3, [0, 2], [1.0, 2.0])]
+    schema = T.StructType([T.StructField("id", T.IntegerType()), T.StructField("v", VectorUDT())])
+    df = spark.createDataFrame(list(enumerate(vectors)), schema).coalesce(1)
+    text = text_rows.features_text([("v", "vector")], encoder)
+    wanted = [r[0] for r in df.orderBy("id").selectExpr(text).collect()]
+    piped = jvm.pipe_rows(df, ["cat"], {}, "cat", layer.GROUP_END, 0, "line", vector_col="v")
+    got = [r["line"] for r in piped.orderBy("id").collect()]
+    return {"vector_lines": [[w, g] for w, g in zip(wanted, got)], "count": len(got)}
 
 
 def _predictions_pids(model):

@@ -21,8 +21,9 @@ import org.apache.spark.util.TaskCompletionListener;
  * A partition's rows through a command in one pass, each row paired with the command's answer:
  * the JVM's twin of the Python layer's PredictTask, for {@code JavaRDD.mapPartitions} over a
  * DataFrame's rows as Spark SQL holds them ({@code queryExecution().toRdd()}: InternalRow, so
- * no cell is converted to a Java object and back). The last cell of every row is its line for
- * the command's stdin (a string, written as the UTF-8 bytes Spark holds); the command answers
+ * no cell is converted to a Java object and back). Each row's line for the command's stdin is
+ * its vector cell's (written by {@link VectorLines} from the cell's bytes), or its last cell (a
+ * string, written as the UTF-8 bytes Spark holds); the command answers
  * each line with one line on stdout, in order; each row comes out with one more cell, the
  * answer (a string). The rows are read once, so the DataFrame may be any plan (a join, a
  * shuffle): nothing relies on reading it again in the same order.
@@ -49,6 +50,7 @@ public final class PipeRows implements FlatMapFunction<Iterator<InternalRow>, In
   private final String what;
   private final String groupEnd;
   private final long keepMillis;
+  private final int vectorCell;
 
   /**
    * @param command the program and its arguments, which answer in groups ending with the line
@@ -57,14 +59,17 @@ public final class PipeRows implements FlatMapFunction<Iterator<InternalRow>, In
    * @param what what ran, for messages ("sparktorch predict (its stdin: ...)")
    * @param groupEnd the line that ends a group, in and out
    * @param keepSeconds how long an idle process is kept for the next task (0: not kept)
+   * @param vectorCell the row's cell (a Spark ML vector) whose line the command gets
+   *     ({@link VectorLines}), or -1: the row's last cell is its line (a string)
    */
   public PipeRows(List<String> command, Map<String, String> env, String what, String groupEnd,
-      double keepSeconds) {
+      double keepSeconds, int vectorCell) {
     this.command = new ArrayList<>(command);
     this.env = new HashMap<>(env);
     this.what = what;
     this.groupEnd = groupEnd;
     this.keepMillis = (long) (keepSeconds * 1000);
+    this.vectorCell = vectorCell;
   }
 
   @Override
@@ -83,6 +88,7 @@ public final class PipeRows implements FlatMapFunction<Iterator<InternalRow>, In
     private final Iterator<InternalRow> rows;
     // Written, not yet answered: copies, as the rows a scan gives are reused.
     private final ArrayDeque<InternalRow> pending = new ArrayDeque<>();
+    private final VectorLines lines = new VectorLines();
     private boolean writing = true;
     private String next;  // the answer hasNext found, for next
     private boolean ended;  // the group's answers were all read
@@ -166,6 +172,10 @@ public final class PipeRows implements FlatMapFunction<Iterator<InternalRow>, In
         }
         InternalRow row = rows.next().copy();
         pending.add(row);
+        if (vectorCell >= 0) {
+          lines.write(row, vectorCell, kept.stdin);
+          return;
+        }
         int last = row.numFields() - 1;
         if (row.isNullAt(last)) {
           kept.stdin.write(NULL_LINE);
