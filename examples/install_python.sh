@@ -25,7 +25,7 @@ python=/usr/bin/python3
 # support (Spark 3.5's pandas API predates numpy 2 and pandas 3).
 base_pins=(torch==2.15.0 "numpy==1.26.4" "pandas==2.2.3" "pyarrow==18.1.0" duckdb==1.1.3
   sparktorch==0.2.0 flask requests dill)
-declare -A spark_pins=([3.5]=pyspark==3.5.9 [4]=pyspark==4.3.0)
+declare -A spark_pins=([3.5]="pyspark[connect]==3.5.9" [4]="pyspark[connect]==4.3.0")
 
 say() { echo "install_python: $*" >&2; }
 

@@ -27,6 +27,8 @@ import time
 import zipfile
 import zlib
 
+from . import connect
+from . import connect_train
 from . import exit_codes
 from . import jvm
 from . import options as opts
@@ -410,6 +412,12 @@ def train(df, options, log=None):
     mode = options.check()
     features = feature_columns(df, options.inputCol, options.inputCols, (options.labelCol,))
     label = label_column(df, options.labelCol)
+    if connect.is_connect(df):
+        kinds = _kinds(df, features)
+        text_rows.features_text(kinds)  # raises OptionError for a vector among other columns
+        result = connect_train.train(df, options, mode, kinds, label, log)
+        result.features = features
+        return result
     files = _parquet_files(df, features, label) if options.readParquet else None
     if files is not None:
         try:
@@ -510,11 +518,16 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
     `sparktorch predict` to every partition, in batches of `batch_size` rows. The column is a
     double (the class, or the single output), or a vector of the outputs with `vector_out`
     (of the class probabilities with `probabilities`)."""
-    spark = _session(df)
-    sc = spark.sparkContext
     if prediction_col in df.columns:
         raise OptionError("the input already has a column %s (predictionCol)" % prediction_col)
     features = feature_columns(df, input_col, input_cols, exclude)
+    if connect.is_connect(df):
+        kinds = _kinds(df, features)
+        text_rows.features_text(kinds)  # raises OptionError for a vector among other columns
+        return connect.predict(df, model, kinds, prediction_col, vector_out, probabilities,
+                               binary, threads, device, batch_size, verbose, on_bad_row)
+    spark = _session(df)
+    sc = spark.sparkContext
     encoder = features_encoder(spark, [binary])
     kinds = _kinds(df, features)
     text = text_rows.row_text(None, kinds, encoder)

@@ -1,0 +1,201 @@
+"""Spark Connect: the same stages for a DataFrame of a Connect session
+(`SparkSession.builder.remote("sc://...")`), which has no RDD API, no SparkContext and no JVM
+on the client. Only the DataFrame API: each partition's Arrow batches reach a Python function
+on an executor (`mapInArrow`), which turns them into the binary's `compact` rows with numpy
+(arrow_rows) and runs the binary there; what the binary answers comes back as the rows of the
+output DataFrame.
+
+Prediction: every batch of a partition goes through one `sparktorch predict --group-end`
+process (the batch, then the end line, which the process echoes after the batch's answers), and
+the process is kept by the Python worker for its next task of the same model and options
+(PREDICT_KEEP_SECONDS idle), as the classic path's PipeRows keeps it. The model travels with
+the task (its bytes in the function's closure) and is written once per worker.
+"""
+import hashlib
+import os
+import subprocess
+import tempfile
+import threading
+import time
+
+from . import arrow_rows
+from . import options as opts
+from .tasks import GROUP_END, PREDICT_WHAT, find_binary, process_env
+
+# How long a Python worker keeps an idle predict process for its next task.
+PREDICT_KEEP_SECONDS = 30
+_END_LINE = (GROUP_END + "\n").encode()
+
+
+def is_connect(df):
+    """Whether `df` belongs to a Spark Connect session."""
+    return type(df).__module__.startswith("pyspark.sql.connect")
+
+
+def ship_package(session):
+    """Makes the executors' Python workers of `session` (a Connect session) able to import
+    sparktorch_spark: zips this package and adds it as a Python artifact, once per session."""
+    import zipfile  # pylint: disable=import-outside-toplevel
+    here = os.path.dirname(os.path.abspath(__file__))
+    if getattr(session, "_sparktorch_shipped", False) or not os.path.isdir(here):
+        return
+    folder = tempfile.mkdtemp(prefix="sparktorch-py-")
+    path = os.path.join(folder, "sparktorch_spark.zip")
+    with zipfile.ZipFile(path, "w") as z:
+        for name in sorted(os.listdir(here)):
+            if name.endswith(".py"):
+                z.write(os.path.join(here, name), os.path.join("sparktorch_spark", name))
+    session.addArtifacts(path, pyfile=True)
+    session._sparktorch_shipped = True  # pylint: disable=protected-access
+
+
+def predict(df, model, columns, prediction_col, vector_out, probabilities, binary, threads,
+            device, batch_size, verbose, on_bad_row):
+    """`df` (a Connect DataFrame) with `prediction_col`: `model` (the .pt's bytes) applied by
+    `sparktorch predict` on the executors to `columns` ([(name, kind)], as spark._kinds gives
+    them), as spark.predict does for a classic DataFrame. `binary` is where the executors find
+    the binary (tasks.find_binary's `configured`)."""
+    from pyspark.ml.linalg import VectorUDT  # pylint: disable=import-outside-toplevel
+    from pyspark.sql.types import DoubleType, StructField, StructType  # noqa: E501 pylint: disable=import-outside-toplevel
+    session = df.sparkSession
+    ship_package(session)
+    vector = vector_out or probabilities
+    schema = StructType(df.schema.fields + [
+        StructField(prediction_col, VectorUDT() if vector else DoubleType(), True)])
+    threads = threads or int(session.conf.get("spark.task.cpus", "1") or 1)
+    kind = ["--prediction", "probabilities"] if probabilities else (
+        ["--prediction", "vector"] if vector_out else [])
+    flags = ["--on-bad-row", on_bad_row, "--batch-size", str(batch_size), "--threads",
+             str(threads), "--device", device] + kind
+    task = PredictBatches(model, columns, vector, prediction_col, dict(
+        binary=binary, global_flags=opts.verbosity_flags(verbose), flags=flags,
+        env=process_env(threads)))
+    return df.mapInArrow(task, schema)
+
+
+class PredictBatches:
+    """The function of a Connect prediction's `mapInArrow`: each batch of the partition through
+    a kept `sparktorch predict`, and out again with one more column."""
+
+    def __init__(self, model, columns, vector_out, name, args):
+        self.model = model
+        self.columns = columns
+        self.vector_out = vector_out
+        self.name = name
+        self.args = args
+
+    def __call__(self, batches):
+        import pyarrow as pa  # pylint: disable=import-outside-toplevel
+        process = _take(self._command(), self.args.get("env", {}))
+        try:
+            for batch in batches:
+                data = arrow_rows.compact_lines(arrow_rows.batch_matrix(batch, self.columns))
+                answers = process.answer(data + _END_LINE)
+                column = arrow_rows.answers_array(answers, batch.num_rows, self.vector_out)
+                yield pa.RecordBatch.from_arrays(
+                    batch.columns + [column],
+                    names=batch.schema.names + [self.name])
+        except BaseException:
+            process.kill()
+            raise
+        process.give_back()
+
+    def _command(self):
+        binary = find_binary(self.args.get("binary"))
+        digest = hashlib.sha256(self.model).hexdigest()[:16]
+        path = os.path.join(tempfile.gettempdir(), "sparktorch-model-%s.pt" % digest)
+        if not os.path.exists(path):
+            with tempfile.NamedTemporaryFile(dir=os.path.dirname(path), delete=False) as f:
+                f.write(self.model)
+            os.replace(f.name, path)
+        return ([binary] + list(self.args.get("global_flags", [])) +
+                ["predict", "--model", path, "--format", "compact", "--group-end", GROUP_END] +
+                list(self.args.get("flags", [])))
+
+
+_KEPT = {}  # (command, env) -> [idle process]
+_KEPT_LOCK = threading.Lock()
+
+
+def _take(command, env):
+    key = (tuple(command), tuple(sorted(env.items())))
+    with _KEPT_LOCK:
+        idle = _KEPT.get(key, [])
+        while idle:
+            process = idle.pop()
+            if process.alive():
+                return process
+    return _Kept(command, env, key)
+
+
+class _Kept:
+    """One `sparktorch predict --group-end` process: answers a group of lines at a time; kept
+    PREDICT_KEEP_SECONDS after its task for the worker's next one."""
+
+    def __init__(self, command, env, key):
+        self.key = key
+        self.process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE, env=dict(os.environ, **env))
+        self.tail = []
+        self.idle_since = None
+        threading.Thread(target=self._drain_stderr, daemon=True).start()
+
+    def _drain_stderr(self):
+        for line in self.process.stderr:
+            self.tail = (self.tail + [line.decode(errors="replace").rstrip("\n")])[-20:]
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def answer(self, data):
+        """What the process answers to `data` (lines and the end line), without the end line.
+        Raises RuntimeError with its exit status and its last error line when it fails."""
+        writer = threading.Thread(target=self._write, args=(data,), daemon=True)
+        writer.start()
+        out = bytearray()
+        fd = self.process.stdout.fileno()
+        while not out.endswith(_END_LINE):
+            chunk = os.read(fd, 1 << 20)
+            if not chunk:
+                writer.join()
+                raise RuntimeError(self._failure())
+            out += chunk
+        writer.join()
+        return bytes(out[:-len(_END_LINE)])
+
+    def _write(self, data):
+        try:
+            self.process.stdin.write(data)
+            self.process.stdin.flush()
+        except OSError:
+            pass  # it stopped reading: its exit status says why
+
+    def _failure(self):
+        code = self.process.wait()
+        time.sleep(0.1)  # the last stderr lines
+        errors = [line for line in self.tail if "error:" in line] or self.tail
+        return "%s exited with status %d: %s" % (
+            PREDICT_WHAT.replace("partition's", "batch's"), code,
+            errors[-1] if errors else "(nothing on stderr)")
+
+    def kill(self):
+        if self.alive():
+            self.process.kill()
+        self.process.wait()
+
+    def give_back(self):
+        self.idle_since = time.time()
+        with _KEPT_LOCK:
+            _KEPT.setdefault(self.key, []).append(self)
+        timer = threading.Timer(PREDICT_KEEP_SECONDS, self._end_if_idle, args=(self.idle_since,))
+        timer.daemon = True
+        timer.start()
+
+    def _end_if_idle(self, since):
+        with _KEPT_LOCK:
+            idle = _KEPT.get(self.key, [])
+            if self.idle_since != since or self not in idle:
+                return  # taken again since
+            idle.remove(self)
+        self.process.stdin.close()
+        self.process.wait()
