@@ -5,8 +5,10 @@
 #   PYENV/base        torch (PyTorch 2.x, the version users write models with), numpy, pandas,
 #                     pyarrow, duckdb, and the peers' Python packages: SparkTorch 0.2.0
 #                     (`sparktorch` on PyPI) and its dependencies
-#   PYENV/spark-3.5   stock Apache Spark 3.5 (LTS, Scala 2.12): `pip install pyspark==3.5.*`
+#   PYENV/spark-3.5   stock Apache Spark 3.5 (LTS, Scala 2.12): `pip install pyspark==3.5.*`,
+#                     with the Spark Connect server's jar from Maven Central in its jars/
 #   PYENV/spark-4     stock Apache Spark 4.x (Scala 2.13, Java 17)
+# Both with pyspark's `connect` extra (grpcio and the rest of the Spark Connect client).
 #
 # Each Spark environment sees base's packages through a .pth file, so torch is installed once;
 # its own pyspark comes first. SPARK_HOME of a line is the pyspark package directory, which
@@ -49,6 +51,31 @@ ensure_venv() {
   echo "$stamp" >"$dir/.sparktorch-stamp"
 }
 
+# Spark 3.5's wheel lacks the Spark Connect server, which 4.x's carries in jars/: its jar from
+# Maven Central, checked against Maven's SHA-1. The newest served there is 3.5.7, one patch
+# release behind the wheel (3.5.8 and 3.5.9 were not published to Maven Central); it serves
+# 3.5.9 (tests/spark_real/connect_test.py).
+connect_jar=spark-connect_2.12-3.5.7.jar
+connect_url=https://repo1.maven.org/maven2/org/apache/spark/spark-connect_2.12/3.5.7/$connect_jar
+ensure_connect_jar() {
+  local jars=$1
+  [[ -f $jars/$connect_jar ]] && return
+  say "downloading $connect_url"
+  local tmp
+  tmp=$(mktemp -d)
+  "$python" - "$connect_url" "$tmp/$connect_jar" <<'PY' >&2
+import hashlib, sys, urllib.request
+url, path = sys.argv[1], sys.argv[2]
+data = urllib.request.urlopen(url, timeout=120).read()
+sha1 = urllib.request.urlopen(url + ".sha1", timeout=60).read().decode().split()[0]
+if hashlib.sha1(data).hexdigest() != sha1:
+    sys.exit("install_python: %s: SHA-1 mismatch" % url)
+open(path, "wb").write(data)
+PY
+  mv "$tmp/$connect_jar" "$jars/$connect_jar"
+  rm -rf "$tmp"
+}
+
 [[ -x $python ]] || { say "no $python (examples/install_deps.sh installs it)"; exit 1; }
 mkdir -p "$pyenv"
 ensure_venv "$pyenv/base" "${base_pins[*]}" "${base_pins[@]}"
@@ -58,5 +85,6 @@ for line in "${!spark_pins[@]}"; do
   echo "$base_site" >"$(site_packages "$pyenv/spark-$line")/sparktorch-base.pth"
   ln -sfn "$(spark_home "$line")" "$pyenv/spark-$line/spark-home"
 done
+ensure_connect_jar "$(spark_home 3.5)/jars"
 
 echo "$pyenv"

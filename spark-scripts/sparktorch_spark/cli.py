@@ -31,6 +31,9 @@ def _source_flags(parser):
     parser.add_argument("--format", choices=("csv", "parquet", "libsvm", "json", "orc", "table"),
                         help="the source's format (default: from its extension)")
     parser.add_argument("--numFeatures", type=int, help="LibSVM: the number of features")
+    parser.add_argument("--remote", metavar="sc://HOST:PORT",
+                        help="run through this Spark Connect server instead of spark-submit's "
+                             "session (python train.py --remote ...: no spark-submit needed)")
 
 
 def train_parser():
@@ -128,9 +131,17 @@ def accuracy(df, label_col, prediction_col):
     return int(row[0] or 0), int(row[1])
 
 
-def _session(app):
+def _session(app, remote=None):
     from pyspark.sql import SparkSession  # pylint: disable=import-outside-toplevel
+    if remote:
+        return SparkSession.builder.remote(remote).getOrCreate()
     return SparkSession.builder.appName(app).getOrCreate()
+
+
+def _context(session):
+    """The session's SparkContext; None for a Spark Connect session, which has none."""
+    from .model_io import is_connect  # pylint: disable=import-outside-toplevel
+    return None if is_connect(session) else session.sparkContext
 
 
 def predict_failure(error):
@@ -142,7 +153,9 @@ def predict_failure(error):
     from .job import task_status  # pylint: disable=import-outside-toplevel
     status = task_status(error)
     if status is None:
-        return None
+        missing = _NO_BINARY.search(str(error))  # Spark Connect: a task's Python said so
+        return None if missing is None else \
+            "a task found no sparktorch binary: %s" % missing.group(1)
     said = _BINARY_ERROR.findall(str(error))
     if status == exit_codes.NOT_FOUND:
         if said:
@@ -157,6 +170,8 @@ def predict_failure(error):
             "driver's)" % exit_codes.describe(status))
 
 
+# A Spark Connect task's Python error when it found no binary (tasks.BinaryMissing).
+_NO_BINARY = re.compile(r"BinaryMissing: (no sparktorch binary on [^\n]*)")
 # The line the binary (and the launcher that looks for it) ends with when it fails.
 _BINARY_ERROR = re.compile(r"^sparktorch: error: (.*)$", re.MULTILINE)
 
@@ -178,13 +193,13 @@ def train_main(argv=None):
     from .job import JobFailed  # pylint: disable=import-outside-toplevel
     from .serve import ServeError  # pylint: disable=import-outside-toplevel
     from .tasks import BinaryMissing  # pylint: disable=import-outside-toplevel
-    session = _session("sparktorch train")
+    session = _session("sparktorch train", args.remote)
     df = layer.read_source(session, args.source, args.format, num_features=args.numFeatures)
     try:
         result = layer.train(df, options)
     except (OptionError, BinaryMissing, ServeError, JobFailed) as e:
         _fail(session, "train.py: error: %s" % e)
-    model_io.copy_out(result.model, args.output, session.sparkContext)
+    model_io.copy_out(result.model, args.output, _context(session))
     if args.summary:
         with open(args.summary, "w") as f:
             for s in result.summaries:
@@ -210,13 +225,15 @@ def predict_main(argv=None):
     args = predict_parser().parse_args(argv)
     from . import model_io  # pylint: disable=import-outside-toplevel
     from . import spark as layer  # pylint: disable=import-outside-toplevel
-    session = _session("sparktorch predict")
-    sc = session.sparkContext
+    session = _session("sparktorch predict", args.remote)
     if os.path.exists(args.model):
         with open(args.model, "rb") as f:
             model = f.read()
+    elif _context(session) is None:  # Connect: the server's file systems, as a binary file
+        model = bytes(session.read.format("binaryFile").load(args.model).select(
+            "content").first()[0])
     else:
-        model = model_io.read_bytes(sc, args.model)
+        model = model_io.read_bytes(_context(session), args.model)
     df = layer.read_source(session, args.source, args.format, num_features=args.numFeatures)
     if args.partitions:
         df = df.repartition(args.partitions)

@@ -18,7 +18,6 @@ import tempfile
 import threading
 import time
 
-from . import arrow_rows
 from . import options as opts
 from .tasks import GROUP_END, PREDICT_WHAT, find_binary, process_env
 
@@ -86,6 +85,7 @@ class PredictBatches:
 
     def __call__(self, batches):
         import pyarrow as pa  # pylint: disable=import-outside-toplevel
+        from . import arrow_rows  # pylint: disable=import-outside-toplevel  # numpy: executors
         process = _take(self._command(), self.args.get("env", {}))
         try:
             for batch in batches:
@@ -173,10 +173,9 @@ class _Kept:
     def _failure(self):
         code = self.process.wait()
         time.sleep(0.1)  # the last stderr lines
-        errors = [line for line in self.tail if "error:" in line] or self.tail
-        return "%s exited with status %d: %s" % (
+        return "%s exited with status %d:\n%s" % (
             PREDICT_WHAT.replace("partition's", "batch's"), code,
-            errors[-1] if errors else "(nothing on stderr)")
+            "\n".join(self.tail[-5:]) or "(nothing on stderr)")
 
     def kill(self):
         if self.alive():

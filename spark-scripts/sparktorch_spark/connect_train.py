@@ -20,7 +20,6 @@ import sys
 import tempfile
 import threading
 
-from . import arrow_rows
 from . import exit_codes
 from . import options as opts
 from .job import JobFailed, TrainResult, model_files, new_job_id
@@ -31,6 +30,7 @@ from .tasks import BinaryMissing, find_binary, process_env
 
 _FAILED = re.compile(r"sparktorch (?:rank \d+ failed|serve failed|task failed)[^\n]*")
 _OUTPUT = "rank int, line string, model binary"
+_STATUS = re.compile(r"\((?:exit status (\d+)|killed by signal (\d+))")
 
 
 def train(df, options, mode, columns, label, log):
@@ -49,45 +49,60 @@ def train(df, options, mode, columns, label, log):
                           % (n, slots, session.conf.get("spark.master", ""), slots))
     threads = options.threads or cpus
     model_path, config_path = model_files(options)
-    job_id = new_job_id()
-    spec = dict(
-        mode=mode, world_size=n, job_id=job_id, binary=options.binary,
+    base = dict(
+        mode=mode, world_size=n, binary=options.binary,
         global_flags=opts.verbosity_flags(options.verbose),
-        serve_args=opts.serve_flags(options, mode, n), timeout=float(options.timeout),
+        serve_args=opts.serve_flags(options, mode, n),
         train_args=opts.train_flags(options, mode, threads), on_bad_row=options.onBadRow,
         model_args=opts.model_flags(options, "@model@", "@config@" if config_path else None),
         model=_read(model_path), config=_read(config_path) if config_path else None,
         names=(os.path.basename(model_path), os.path.basename(config_path or "model.json")),
-        env=process_env(threads), secret=os.urandom(16).hex(),
-        label=[label] if label else [], columns=list(columns))
-    names = [name for name, _ in spec["label"] + spec["columns"]]
-    log.write("sparktorch: job %d on Spark Connect: %d %s tasks, serve in task 0\n"
-              % (job_id, n, mode))
-    log.flush()
-    stage = df.select(*names).repartition(n).mapInArrow(TrainTask(spec), _OUTPUT, barrier=True)
-    try:
-        rows = stage.collect()
-    except Exception as e:  # pylint: disable=broad-except  # Spark's, with a task's message
-        found = _FAILED.search(str(e))
-        why = found.group(0) if found else (str(e).strip().splitlines() or [repr(e)])[0]
-        if "no sparktorch binary" in why:
-            raise BinaryMissing(why) from None
-        raise JobFailed("sparktorch job %d failed: %s (rank R is the stage's partition R; "
-                        "each task's log has its rank's messages)" % (job_id, why)) from None
+        env=process_env(threads), label=[label] if label else [], columns=list(columns))
+    names = [name for name, _ in base["label"] + base["columns"]]
+    data = df.select(*names).repartition(n)
+    for attempt in range(1, options.retries + 2):
+        job_id = new_job_id()
+        spec = dict(base, job_id=job_id, secret=os.urandom(16).hex())
+        log.write("sparktorch: job %d (attempt %d of %d) on Spark Connect: %d %s tasks, serve "
+                  "in task 0\n" % (job_id, attempt, options.retries + 1, n, mode))
+        log.flush()
+        try:
+            rows = data.mapInArrow(TrainTask(spec), _OUTPUT, barrier=True).collect()
+        except Exception as e:  # pylint: disable=broad-except  # Spark's, with a task's message
+            found = _FAILED.search(str(e))
+            why = found.group(0) if found else (str(e).strip().splitlines() or [repr(e)])[0]
+            if "no sparktorch binary" in why:
+                raise BinaryMissing(why) from None
+            status = _STATUS.search(why)
+            code = None if status is None else int(status.group(1) or -int(status.group(2)))
+            if (code in exit_codes.RETRYABLE or (code is not None and code < 0)) and \
+                    attempt <= options.retries:
+                log.write("sparktorch: job %d failed and runs again with a new job id: %s\n"
+                          % (job_id, why))
+                continue
+            raise JobFailed("sparktorch job %d failed (attempt %d of %d): %s (rank R is the "
+                            "stage's partition R; each task's log has its rank's messages)"
+                            % (job_id, attempt, options.retries + 1, why)) from None
+        return _result(mode, rows, job_id, attempt)
+    raise AssertionError("unreachable")
+
+
+def _result(mode, rows, job_id, attempt):
+    """The TrainResult of the stage's rows, checked as job.py checks a classic job's."""
     rows = sorted(rows, key=lambda r: r["rank"])
     records = read_records([r["line"] for r in rows if r["line"] is not None])
     served = [r["model"] for r in rows if r["model"] is not None]
     if mode == "hogwild":
         if not served:
             raise JobFailed("sparktorch job %d: the parameter server wrote no model" % job_id)
-        return TrainResult(served[0], records.summaries, job_id, 1)
+        return TrainResult(served[0], records.summaries, job_id, attempt)
     if records.model is None:
         raise JobFailed("sparktorch job %d: rank 0 wrote no model" % job_id)
     checksums = {s.get("weights_crc32") for s in records.summaries}
     if len(checksums) != 1:
         raise JobFailed("the ranks ended with different weights (weights_crc32 %s)"
                         % ", ".join(sorted(str(c) for c in checksums)))
-    return TrainResult(records.model, records.summaries, job_id, 1)
+    return TrainResult(records.model, records.summaries, job_id, attempt)
 
 
 def _read(path):
@@ -116,9 +131,8 @@ class TrainTask:
         try:
             serve, shared = self._serve(context, rank, work)
             address = context.allGather(shared)[0]
-            if address.startswith("!"):
-                raise RuntimeError(address[1:] if rank == 0 else
-                                   "sparktorch task failed: task 0's serve did not start")
+            if address.startswith("!"):  # every task says why task 0's serve did not start
+                raise RuntimeError(address[1:])
             lines = self._rank(rank, address, batches, work)
             out = [(rank, line, None) for line in lines]
             if serve is not None:
@@ -174,6 +188,7 @@ class TrainTask:
 
     def _rank(self, rank, address, batches, work):
         """Runs this task's `sparktorch train` on its rows; returns its stdout lines."""
+        from . import arrow_rows  # pylint: disable=import-outside-toplevel  # numpy: executors
         spec = self.spec
         batches = iter(batches)
         first = next(batches, None)
@@ -184,7 +199,11 @@ class TrainTask:
             ["--label-col", "0" if label_width <= 1 else "0:%d" % (label_width - 1)]
             if spec["label"] else ["--no-label"])
         where = ["--tracker" if spec["mode"] == "sync" else "--server", address]
-        command = ([find_binary(spec["binary"])] + spec["global_flags"] +
+        try:
+            binary = find_binary(spec["binary"])
+        except BinaryMissing as e:
+            raise RuntimeError("sparktorch task failed: %s" % e) from None
+        command = ([binary] + spec["global_flags"] +
                    ["train", "--mode", spec["mode"]] + where +
                    ["--rank", str(rank), "--world-size", str(spec["world_size"])] + rows +
                    spec["train_args"] + (self._files(work) if spec["mode"] == "sync" else []))

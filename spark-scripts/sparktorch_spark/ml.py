@@ -18,13 +18,12 @@ pickles.
 """
 import io
 import json
-import os
 import zipfile
 
 from pyspark import keyword_only
 from pyspark.ml import Estimator, Model
 from pyspark.ml.util import (DefaultParamsReadable, DefaultParamsReader, DefaultParamsWritable,
-                             DefaultParamsWriter, MLReadable, MLReader, MLWritable, MLWriter)
+                             MLReadable, MLReader, MLWritable, MLWriter)
 
 from . import model_io
 from . import spark as layer
@@ -167,6 +166,7 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
         model = SparkTorchModel(model=result.model, **given(params))
         model.summaries = result.summaries
         model.jobId = result.job_id
+        model.attempts = result.attempts
         return model
 
 
@@ -187,6 +187,7 @@ class SparkTorchModel(Model, PredictionParams, MLReadable, MLWritable):
         self._model = kwargs.pop("model", None)
         self.summaries = []
         self.jobId = None
+        self.attempts = None
         set_defaults(self, self.NAMES)
         self.setParams(**kwargs)
 
@@ -249,8 +250,8 @@ class _ModelWriter(MLWriter):
         self.instance = instance
 
     def saveImpl(self, path):
-        DefaultParamsWriter.saveMetadata(self.instance, path, self.sc)
-        model_io.write_bytes(self.sc, os.path.join(path, MODEL_FILE), self.instance.modelBytes())
+        model_io.save_stage(self.sparkSession, self.instance, path, MODEL_FILE,
+                            self.instance.modelBytes())
 
 
 class _ModelReader(MLReader):
@@ -259,8 +260,8 @@ class _ModelReader(MLReader):
         self.cls = cls
 
     def load(self, path):
-        metadata = DefaultParamsReader.loadMetadata(path, self.sc)
-        instance = self.cls(model=model_io.read_bytes(self.sc, os.path.join(path, MODEL_FILE)))
+        metadata, model = model_io.load_stage(self.sparkSession, path, MODEL_FILE)
+        instance = self.cls(model=model)
         instance._resetUid(metadata["uid"])  # pylint: disable=protected-access
         DefaultParamsReader.getAndSetParams(instance, metadata)
         return instance

@@ -208,8 +208,19 @@ def submit(name, master, args, timeout, on_line=None, env=None):
     it runs past `timeout` seconds (after killing it), or when a process it started outlives it
     by more than 10 s (serve, a task's sparktorch, an executor). `env` changes its environment
     (a value None removes the variable)."""
-    global _last  # pylint: disable=global-statement
     command = [os.path.join(SPARK_HOME, "bin", "spark-submit"), "--master", master] + list(args)
+    return run_command(name, command, timeout, on_line, env)
+
+
+def run_python(name, args, timeout, on_line=None, env=None):
+    """Runs PYTHON ARGS (a Spark Connect client, which needs no spark-submit) as submit runs
+    spark-submit; returns a Run."""
+    return run_command(name, [PYTHON] + list(args), timeout, on_line, env)
+
+
+def run_command(name, command, timeout, on_line=None, env=None):
+    """submit's work for any `command` (a list)."""
+    global _last  # pylint: disable=global-statement
     changes = dict(env or {})
     env = dict(os.environ, PYSPARK_PYTHON=PYTHON, PYSPARK_DRIVER_PYTHON=PYTHON)
     env.update((k, v) for k, v in changes.items() if v is not None)
@@ -243,7 +254,8 @@ def submit(name, master, args, timeout, on_line=None, env=None):
         run.ended = time.monotonic()
         os.killpg(process.pid, signal.SIGKILL)
         process.wait()
-        fail("%s: spark-submit ran past %d s (killed): a hang" % (name, timeout))
+        fail("%s: %s ran past %d s (killed): a hang" % (name, os.path.basename(command[0]),
+                                                         timeout))
     run.ended = time.monotonic()
     for r in readers:
         r.join(10)
@@ -260,7 +272,8 @@ def submit(name, master, args, timeout, on_line=None, env=None):
                 pass
         fail("%s: %d process(es) outlived spark-submit by 10 s (killed now): %s"
              % (name, len(left), "; ".join("%d: %s" % (p, c[:200]) for p, c in left)))
-    print("  spark-submit exited %d after %.1f s" % (run.rc, run.seconds), flush=True)
+    print("  %s exited %d after %.1f s" % (os.path.basename(command[0]), run.rc, run.seconds),
+          flush=True)
     return run
 
 

@@ -1,0 +1,214 @@
+"""spark-real.LINE.connect.local: the Spark layer from a Spark Connect client, against a Connect
+server this test starts (SparkConnectServer on local[2], on a free loopback port; Spark 4's
+wheel carries it, 3.5's jars/ get it from Maven Central through examples/install_python.sh)
+and stops at its end.
+
+Checks, from connect_job.py's facts (a client process: `SparkSession.builder.remote`): sync and
+hogwild fits of 12,000 rows reach 0.7 on the 2,000 test rows (2 epochs), every row trained;
+the transform's predictions are PyTorch 2.x's argmax of the fitted model on the same rows
+(all 2,000) and useVectorOut's outputs its outputs (within 1e-4); a Pipeline saved and loaded
+predicts the same (on 3.5, whose own Pipeline persistence needs a JVM on the client, the model
+stage saved and loaded alone); a bad label, a null vector, a missing binary, more partitions than slots
+and a transform without its binary each fail with one line that says why. A sync job whose
+rank is killed mid-training runs again with a new job id and trains every row (attempt 2).
+train.py and predict.py with --remote: the closing line, the accuracy line, and predict.py's
+one-line error for a missing binary (exit status 1). No client or server process hangs: each
+run has a time limit.
+
+  connect_test.py local
+"""
+import glob
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import threading
+import time
+
+from lib import (ACCURACY, CLOSING, PYTHON, REPO, SPARK_DATA, SPARK_HOME, SPARKTORCH, blame,
+                 check, done, expect, expect_in, fail, ok, run_python, setup)
+
+SEED = "7919"  # marks the lost-rank job's processes
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    """A Spark Connect server (SparkConnectServer through spark-submit, in the foreground) on
+    local[2]: its Python workers run PYTHON."""
+
+    def __init__(self):
+        self.port = free_port()
+        command = [os.path.join(SPARK_HOME, "bin", "spark-submit"), "--class",
+                   "org.apache.spark.sql.connect.service.SparkConnectServer", "--master",
+                   "local[2]", "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+                   "--conf", "spark.connect.grpc.binding.port=%d" % self.port,
+                   "--conf", "spark.ui.enabled=false"]
+        self.log = open("server.log", "w")
+        env = dict(os.environ, PYSPARK_PYTHON=PYTHON)
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self.log,
+                                        stderr=subprocess.STDOUT, env=env,
+                                        start_new_session=True)
+        deadline = time.monotonic() + 180
+        while "Spark Connect server started" not in self.text():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                fail("the Spark Connect server did not start: %s"
+                     % "\n".join(self.text().splitlines()[-30:]))
+            time.sleep(0.5)
+        self.url = "sc://127.0.0.1:%d" % self.port
+        ok("a Spark Connect server at %s" % self.url)
+
+    def text(self):
+        with open("server.log", errors="replace") as f:
+            return f.read()
+
+    def stop(self):
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(30)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self.log.close()
+
+
+def job(server, phase, timeout):
+    facts = os.path.abspath("facts-%s.jsonl" % phase)
+    run = run_python("connect-" + phase, [
+        os.path.join(REPO, "tests", "spark_real", "connect_job.py"), "--remote", server.url,
+        "--binary", SPARKTORCH, "--data", SPARK_DATA, "--work", os.getcwd(), "--facts", facts,
+        "--phase", phase], timeout=timeout, env={"REPO": REPO})
+    expect(run.rc == 0, "connect_job.py --phase %s exits 0" % phase, "exit status %s" % run.rc)
+    with open(facts) as f:
+        return run, [json.loads(line) for line in f]
+
+
+def one_line(error, what, pattern):
+    """`error` ([class, message]) is `what`'s one-line error matching `pattern`."""
+    expect(error is not None, "%s fails" % what)
+    name, message = error
+    expect("\n" not in message.strip(), "%s: one line" % what, message[:800])
+    expect(re.search(pattern, message), "%s: %s: /%s/" % (what, name, pattern), message[:800])
+
+
+def kill_a_rank(stop):
+    """Kills one of the lost-rank job's `sparktorch train` processes once both ranks have run
+    for 1.5 s; returns the pids it killed (a list, filled by the thread)."""
+    killed = []
+
+    def watch():
+        since = None
+        while not stop.is_set() and not killed:
+            pids = []
+            for path in glob.glob("/proc/[0-9]*/cmdline"):
+                try:
+                    with open(path, "rb") as f:
+                        argv = [a.decode(errors="replace") for a in f.read().split(b"\0")]
+                except OSError:
+                    continue
+                if (argv and os.path.basename(argv[0]) == "sparktorch" and "train" in argv and
+                        any(a == "--seed" and b == SEED for a, b in zip(argv, argv[1:]))):
+                    pids.append(int(path.split("/")[2]))
+            since = (since or time.monotonic()) if len(pids) == 2 else None
+            if since and time.monotonic() - since > 1.5:
+                os.kill(pids[-1], signal.SIGKILL)
+                killed.append(pids[-1])
+            time.sleep(0.1)
+
+    threading.Thread(target=watch, daemon=True).start()
+    return killed
+
+
+def main():
+    setup("connect")
+    server = Server()
+    try:
+        run, facts = job(server, "all", 900)
+        for fact in facts[:2]:
+            check("a %s fit on Spark Connect" % fact["mode"])
+            expect(fact["rows"] == 12000, "every row trained", fact["rows"])
+            expect(fact["attempts"] == 1, "in one attempt", fact["attempts"])
+            expect(fact["accuracy"] >= 0.7, "test accuracy >= 0.7", fact["accuracy"])
+            expect(fact["torch_agrees"] == fact["count"] == 2000,
+                   "the transform's predictions are PyTorch 2.x's argmax of the model",
+                   "%s of %s" % (fact["torch_agrees"], fact["count"]))
+            if "vector_gap" in fact:
+                expect(fact["vector_gap"] < 1e-4, "useVectorOut: PyTorch's outputs",
+                       fact["vector_gap"])
+        expect_in(r"^sparktorch: job \d+ \(attempt 1 of 2\) on Spark Connect: 2 sync tasks, "
+                  r"serve in task 0", run.text, "the client says how the job runs")
+        check("a Pipeline (on 3.5 the model stage) saved and loaded through Spark Connect")
+        expect(facts[2]["pipeline_sums"][0] == facts[2]["pipeline_sums"][1],
+               "the loaded pipeline predicts the same", facts[2]["pipeline_sums"])
+        check("failures, from the client: one line each")
+        failures = facts[3]["failures"]
+        one_line(failures["bad_label"], "a label 42",
+                 r"^sparktorch job \d+ failed \(attempt 1 of 2\): sparktorch rank [01] failed "
+                 r"\(exit status (?:3 \(a row that cannot be read\)|76 \(another task "
+                 r"failed\))\): .*stdin:\d+: label 42 is not a class index")
+        one_line(failures["null_vector"], "a null vector",
+                 r"sparktorch rank [01] failed \(a bad row\): column features is null in row "
+                 r"\d+ of this batch")
+        one_line(failures["no_binary"], "no binary on the executors",
+                 r"^sparktorch serve failed: no sparktorch binary on \S+: tried "
+                 r"/nonexistent/sparktorch")
+        expect(failures["no_binary"][0] == "BinaryMissing", "BinaryMissing",
+               failures["no_binary"][0])
+        one_line(failures["partitions"], "partitions=3 on local[2]",
+                 r"^partitions=3, but a barrier stage can get 2 slots on local\[2\]")
+        expect(failures["transform_no_binary"] is not None and
+               "no sparktorch binary on" in failures["transform_no_binary"][1],
+               "a transform without its binary says so", failures["transform_no_binary"])
+
+        check("a rank killed mid-training: the job runs again")
+        stop = threading.Event()
+        killed = kill_a_rank(stop)
+        run, facts = job(server, "lost", 600)
+        stop.set()
+        expect(len(killed) == 1, "one rank was killed", killed)
+        expect_in(r"^sparktorch: job \d+ failed and runs again with a new job id: sparktorch "
+                  r"rank [01] failed", run.text, "the client says why it runs again")
+        expect(facts[0] == {"attempts": 2, "rows": 12000}, "attempt 2 trained every row",
+               facts[0])
+
+        check("train.py and predict.py --remote")
+        model = os.path.abspath("cli.pt")
+        run = run_python("train-remote", [
+            os.path.join(REPO, "spark-scripts", "train.py"), "--remote", server.url, "--source",
+            os.path.join(SPARK_DATA, "train.parquet"), "--torchObj",
+            os.path.join(REPO, "examples", "fashion_mnist_mlp.json"), "--labelCol", "label",
+            "--iters", "1", "--binary", SPARKTORCH, "--output", model], timeout=300)
+        expect(run.rc == 0, "train.py --remote exits 0", run.rc)
+        closing = expect_in(CLOSING, run.text, "train.py's closing line")
+        expect(closing.group(2) == "12000" and os.path.getsize(model) > 0,
+               "12,000 rows, the model written on the client", closing.group(0))
+        predict = [os.path.join(REPO, "spark-scripts", "predict.py"), "--remote", server.url,
+                   "--source", os.path.join(SPARK_DATA, "test.parquet"), "--model", model,
+                   "--labelCol", "label"]
+        run = run_python("predict-remote", predict + ["--binary", SPARKTORCH], timeout=300)
+        expect(run.rc == 0, "predict.py --remote exits 0", run.rc)
+        accuracy = expect_in(ACCURACY, run.text, "predict.py's accuracy line")
+        expect(float(accuracy.group(1)) >= 0.7 and accuracy.group(3) == "2000",
+               "accuracy >= 0.7 on the 2,000 rows", accuracy.group(0))
+        run = run_python("predict-remote-no-binary",
+                         predict + ["--binary", "/nonexistent/sparktorch"], timeout=300)
+        blame(run)
+        expect(run.rc == 1, "predict.py without its binary exits 1", run.rc)
+        expect_in(r"^predict.py: error: a task found no sparktorch binary: no sparktorch binary "
+                  r"on \S+: tried /nonexistent/sparktorch", run.text, "its one-line error")
+        expect("Traceback" not in run.text, "and no traceback", run.text[-800:])
+    finally:
+        server.stop()
+    done()
+
+
+if __name__ == "__main__":
+    main()
