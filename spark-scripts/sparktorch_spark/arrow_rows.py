@@ -24,13 +24,16 @@ class BadRows(ValueError):
 
 
 def compact_lines(values):
-    """The `compact` lines of `values` (a 2-D array: a row of numbers a line), as bytes."""
+    """The `compact` lines of `values` (a 2-D array: a row of numbers a line), a bytes-like
+    object (a memoryview: no copy into a bytes object)."""
     rows = np.ascontiguousarray(values, dtype="<f4")
     n = rows.shape[0]
+    if n == 0:
+        return memoryview(b"")
     raw = rows.view(np.uint8).reshape(n, -1)
     width = raw.shape[1]
     whole = width // 3 * 3  # bytes that base64 takes in whole groups of 3
-    head = np.frombuffer(binascii.b2a_base64(np.ascontiguousarray(raw[:, :whole]).tobytes(),
+    head = np.frombuffer(binascii.b2a_base64(np.ascontiguousarray(raw[:, :whole]),
                                              newline=False), dtype=np.uint8)
     head_chars = whole // 3 * 4
     tail = width - whole
@@ -43,7 +46,7 @@ def compact_lines(values):
         for k, shift in enumerate((18, 12, 6, 0)):
             out[:, head_chars + k] = _ALPHABET[(word >> shift) & 63] if k <= tail else _PAD
     out[:, -1] = _NEWLINE
-    return out.tobytes()
+    return out.reshape(-1).data
 
 
 def _first_null(array):
@@ -129,7 +132,9 @@ def answers_array(text, count, vector_out):
     vectors (VectorUDT's struct); else doubles, the output itself where the model has one, the
     index of the largest (the class) where it has several. An empty line (a row skipped under
     on_bad_row="skip") is a null."""
-    lines = np.array(text.split(b"\n")[:count] if count else [], dtype=bytes)
+    if text and not text.endswith(b"\n"):
+        raise BadRows("the binary's answers end inside a line")
+    lines = np.array(text[:-1].split(b"\n") if text else [], dtype=bytes)
     if len(lines) != count:
         raise BadRows("the binary answered %d rows of %d" % (len(lines), count))
     empty = lines == b""

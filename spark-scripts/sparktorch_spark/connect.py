@@ -90,7 +90,7 @@ class PredictBatches:
         try:
             for batch in batches:
                 data = arrow_rows.compact_lines(arrow_rows.batch_matrix(batch, self.columns))
-                answers = process.answer(data + _END_LINE)
+                answers = process.answer(data)
                 column = arrow_rows.answers_array(answers, batch.num_rows, self.vector_out)
                 yield pa.RecordBatch.from_arrays(
                     batch.columns + [column],
@@ -148,7 +148,7 @@ class _Kept:
         return self.process.poll() is None
 
     def answer(self, data):
-        """What the process answers to `data` (lines and the end line), without the end line.
+        """What the process answers to `data` (a group's lines), without the end line.
         Raises RuntimeError with its exit status and its last error line when it fails."""
         writer = threading.Thread(target=self._write, args=(data,), daemon=True)
         writer.start()
@@ -166,6 +166,7 @@ class _Kept:
     def _write(self, data):
         try:
             self.process.stdin.write(data)
+            self.process.stdin.write(_END_LINE)
             self.process.stdin.flush()
         except OSError:
             pass  # it stopped reading: its exit status says why

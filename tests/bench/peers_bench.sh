@@ -12,6 +12,8 @@
 # The environment reaches the tasks on a local master: OMPI_MCA_mpi_yield_when_idle=1, say, for
 # sparktorch's sync ranks. The data is written once into out/peers (--work). Spark's and the tasks' log goes to
 # out/peers/stderr-LINE.log (its phases are read from there); the tables go to stdout.
+#   CONNECT     1 (default): then the same fits and transform from a Spark Connect client
+#               (connect_bench.py), against a Connect server it starts on the same master
 # Reports numbers; fails on nothing but errors.
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/../.." && pwd)
@@ -42,3 +44,34 @@ echo "peers_bench: Spark $line ($SPARK_HOME), log in $log" >&2
   tail -n 40 "$log" >&2
   exit "$status"
 }
+
+# The fits and the transform again from a Spark Connect client (tests/bench/connect_bench.py),
+# against a Connect server on the same master, started here on a free loopback port and
+# stopped after it; CONNECT=0 skips it. --quick and the data folder carry over.
+[[ ${CONNECT:-1} == 1 ]] || exit 0
+work=out/peers
+copies=10
+for a in "$@"; do
+  [[ $a == --quick ]] && work=out/peers/quick
+done
+port=$("$python" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+server_log=out/peers/connect-server-$line.log
+setsid "$SPARK_HOME/bin/spark-submit" --class org.apache.spark.sql.connect.service.SparkConnectServer \
+  --master "${MASTER:-local[2]}" --driver-memory 3g --conf spark.ui.enabled=false \
+  --conf spark.connect.grpc.binding.address=127.0.0.1 \
+  --conf spark.connect.grpc.binding.port="$port" >"$server_log" 2>&1 &
+server=$!
+trap 'kill -TERM -- -$server 2>/dev/null; wait $server 2>/dev/null' EXIT
+for _ in $(seq 180); do
+  grep -q "Spark Connect server started" "$server_log" && break
+  kill -0 "$server" 2>/dev/null || break
+  sleep 1
+done
+grep -q "Spark Connect server started" "$server_log" || {
+  echo "peers_bench: the Spark Connect server did not start; the end of $server_log:" >&2
+  tail -n 20 "$server_log" >&2
+  exit 1
+}
+echo
+"$python" tests/bench/connect_bench.py --remote "sc://127.0.0.1:$port" \
+  --binary out/peers/bin/sparktorch --work "$work" --transform-copies "$copies"
