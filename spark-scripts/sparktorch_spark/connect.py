@@ -31,20 +31,29 @@ def is_connect(df):
     return type(df).__module__.startswith("pyspark.sql.connect")
 
 
-def ship_package(session):
-    """Makes the executors' Python workers of `session` (a Connect session) able to import
-    sparktorch_spark: zips this package and adds it as a Python artifact, once per session."""
+def package_zip():
+    """A zip of this package (sparktorch_spark/*.py) in a new temporary folder, for the
+    executors' Python workers; None when the package is not a folder (it came as a zip)."""
     import zipfile  # pylint: disable=import-outside-toplevel
     here = os.path.dirname(os.path.abspath(__file__))
-    if getattr(session, "_sparktorch_shipped", False) or not os.path.isdir(here):
-        return
-    folder = tempfile.mkdtemp(prefix="sparktorch-py-")
-    path = os.path.join(folder, "sparktorch_spark.zip")
+    if not os.path.isdir(here):
+        return None
+    path = os.path.join(tempfile.mkdtemp(prefix="sparktorch-py-"), "sparktorch_spark.zip")
     with zipfile.ZipFile(path, "w") as z:
         for name in sorted(os.listdir(here)):
             if name.endswith(".py"):
                 z.write(os.path.join(here, name), os.path.join("sparktorch_spark", name))
-    session.addArtifacts(path, pyfile=True)
+    return path
+
+
+def ship_package(session):
+    """Makes the executors' Python workers of `session` (a Connect session) able to import
+    sparktorch_spark: adds package_zip() as a Python artifact, once per session."""
+    if getattr(session, "_sparktorch_shipped", False):
+        return
+    path = package_zip()
+    if path is not None:
+        session.addArtifacts(path, pyfile=True)
     session._sparktorch_shipped = True  # pylint: disable=protected-access
 
 

@@ -24,7 +24,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import zipfile
 import zlib
 
 from . import connect
@@ -52,17 +51,13 @@ def _session(df):
 
 def ship_package(sc):
     """Makes the executors' Python workers able to import sparktorch_spark, whose classes the
-    tasks are: zips this package and adds it with `addPyFile`, once per SparkContext. Nothing
-    to do when it already came as a zip (`--py-files`)."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    if getattr(sc, "_sparktorch_shipped", False) or not os.path.isdir(here):
+    tasks are: adds connect.package_zip() with `addPyFile`, once per SparkContext. Nothing to
+    do when it already came as a zip (`--py-files`)."""
+    if getattr(sc, "_sparktorch_shipped", False):
         return
-    path = os.path.join(tempfile.mkdtemp(prefix="sparktorch-py-"), "sparktorch_spark.zip")
-    with zipfile.ZipFile(path, "w") as z:
-        for name in sorted(os.listdir(here)):
-            if name.endswith(".py"):
-                z.write(os.path.join(here, name), os.path.join("sparktorch_spark", name))
-    sc.addPyFile(path)
+    path = connect.package_zip()
+    if path is not None:
+        sc.addPyFile(path)
     sc._sparktorch_shipped = True  # pylint: disable=protected-access
 
 
