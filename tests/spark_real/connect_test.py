@@ -17,7 +17,6 @@ run has a time limit.
 
   connect_test.py local
 """
-import glob
 import json
 import os
 import re
@@ -28,7 +27,7 @@ import threading
 import time
 
 from lib import (ACCURACY, CLOSING, PYTHON, REPO, SPARK_DATA, SPARK_HOME, SPARKTORCH, blame,
-                 check, done, expect, expect_in, fail, ok, run_python, setup)
+                 check, done, expect, expect_in, fail, ok, run_python, setup, train_processes)
 
 SEED = "7919"  # marks the lost-rank job's processes
 
@@ -107,16 +106,7 @@ def kill_a_rank(stop):
     def watch():
         since = None
         while not stop.is_set() and not killed:
-            pids = []
-            for path in glob.glob("/proc/[0-9]*/cmdline"):
-                try:
-                    with open(path, "rb") as f:
-                        argv = [a.decode(errors="replace") for a in f.read().split(b"\0")]
-                except OSError:
-                    continue
-                if (argv and os.path.basename(argv[0]) == "sparktorch" and "train" in argv and
-                        any(a == "--seed" and b == SEED for a, b in zip(argv, argv[1:]))):
-                    pids.append(int(path.split("/")[2]))
+            pids = train_processes(SEED)
             since = (since or time.monotonic()) if len(pids) == 2 else None
             if since and time.monotonic() - since > 1.5:
                 os.kill(pids[-1], signal.SIGKILL)

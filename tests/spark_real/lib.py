@@ -277,6 +277,22 @@ def run_command(name, command, timeout, on_line=None, env=None):
     return run
 
 
+def train_processes(seed):
+    """[pid] of the `sparktorch train ... --seed SEED` processes running now (a test's own job
+    marks its processes with a seed no other test uses)."""
+    found = []
+    for path in glob.glob("/proc/[0-9]*/cmdline"):
+        try:
+            with open(path, "rb") as f:
+                argv = [a.decode(errors="replace") for a in f.read().split(b"\0")]
+        except OSError:
+            continue
+        if (argv and os.path.basename(argv[0]) == "sparktorch" and "train" in argv and
+                any(a == "--seed" and b == seed for a, b in zip(argv, argv[1:]))):
+            found.append(int(path.split("/")[2]))
+    return sorted(found)
+
+
 def expect_success(run, what):
     expect(run.rc == 0, "%s: spark-submit exits 0" % what, "exit status %s" % run.rc)
 

@@ -11,7 +11,6 @@ still requires the output to name the lost rank, and fails.
 
   rank_lost_test.py local|cluster
 """
-import glob
 import os
 import re
 import signal
@@ -19,26 +18,12 @@ import threading
 import time
 
 from lib import (CLOSING, SPARK_DATA, check, done, expect, expect_in, expect_prompt_exit,
-                 expect_success, expect_torch_model, fail, ok, setup, submit, train_args)
+                 expect_success, expect_torch_model, fail, ok, setup, submit, train_args,
+                 train_processes)
 
 EPOCHS = 8  # ~0.4 s each on 2 idle cores: the kill after epoch 1 leaves 7 to spare
 SEED = "7919"  # marks this test's sparktorch train processes
 EPOCH_LINE = re.compile(r"epoch 1/%d\b" % EPOCHS)
-
-
-def train_processes():
-    """[pid] of the `sparktorch train ... --seed 7919` processes running now."""
-    found = []
-    for path in glob.glob("/proc/[0-9]*/cmdline"):
-        try:
-            with open(path, "rb") as f:
-                argv = [a.decode(errors="replace") for a in f.read().split(b"\0")]
-        except OSError:
-            continue
-        if (argv and os.path.basename(argv[0]) == "sparktorch" and "train" in argv and
-                any(a == "--seed" and b == SEED for a, b in zip(argv, argv[1:]))):
-            found.append(int(path.split("/")[2]))
-    return sorted(found)
 
 
 class Killer:
@@ -71,7 +56,7 @@ class Killer:
     def watch(self):
         while not self.stop:
             if self.seen.is_set() or self.executor_epoch():
-                pids = train_processes()
+                pids = train_processes(SEED)
                 if pids:
                     os.kill(pids[-1], signal.SIGKILL)
                     self.killed = (pids[-1], time.monotonic() - self.run.started)
