@@ -17,8 +17,6 @@
 namespace sparktorch {
 namespace {
 
-// How often the tracker and the ranks prove to each other that they are alive.
-constexpr double kPingSeconds = 1.0;
 // How long a write to one rank may block the loop before the rank counts as unreachable.
 constexpr double kWriteSeconds = 2.0;
 
