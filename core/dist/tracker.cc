@@ -241,7 +241,9 @@ void Tracker::HandlePmi(Connection& c, const std::string& verb, const std::strin
   } else if (verb == "clique") {
     std::string ranks;
     for (int r = 0; r < options_.world_size; ++r) {
-      if (hosts_[r] == hosts_[c.rank]) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+      if (hosts_[r] != hosts_[c.rank]) continue;
+      if (!ranks.empty()) ranks += ',';
+      ranks += std::to_string(r);
     }
     Send(c, "clique " + ranks);
   } else if (verb == "abort") {
