@@ -2,6 +2,20 @@
 # CUDA: Debian's LibTorch 1.13 cannot compile the TorchScript of models that call newer operators
 # (nn.RMSNorm's aten::rms_norm, the transformer layers' aten::scaled_dot_product_attention).
 #
+# sparktorch_wheel_version(VAR WHEEL): sets VAR to the LibTorch version of the torch folder WHEEL
+# ("2.15.0", from its headers' TORCH_VERSION), or to "" when it has none.
+function(sparktorch_wheel_version var wheel)
+  set(version "")
+  foreach(header include/torch/headeronly/version.h
+                 include/torch/csrc/api/include/torch/version.h)
+    if(NOT version AND EXISTS ${wheel}/${header})
+      file(STRINGS ${wheel}/${header} line REGEX "^ *\"[0-9]+[.][0-9]+[.][0-9]+\"")
+      string(REGEX MATCH "[0-9]+[.][0-9]+[.][0-9]+" version "${line}")
+    endif()
+  endforeach()
+  set(${var} "${version}" PARENT_SCOPE)
+endfunction()
+
 # sparktorch_libtorch_from_wheel(WHEEL): the imported target sparktorch::libtorch, for
 # libtorch_cpu.so and libc10.so of WHEEL, and SPARKTORCH_LIBTORCH_VERSION ("2.15.0"), in the
 # caller's scope. Configuring fails, naming the file, when WHEEL lacks one.
@@ -20,16 +34,14 @@
 # only. LibTorch 2.x's headers require C++20: the target asks for it (CMake compiles whatever
 # links it as C++20; the rest of the project stays C++17).
 function(sparktorch_libtorch_from_wheel wheel)
-  set(version_h ${wheel}/include/torch/headeronly/version.h)
-  foreach(file ${version_h} ${wheel}/lib/libtorch_cpu.so ${wheel}/lib/libc10.so
+  foreach(file ${wheel}/lib/libtorch_cpu.so ${wheel}/lib/libc10.so
                ${wheel}/include/torch/csrc/api/include/torch/torch.h)
     if(NOT EXISTS ${file})
       message(FATAL_ERROR "SPARKTORCH_TORCH_WHEEL=${wheel}: no ${file}; set it to the torch "
                           "folder of a pip PyTorch 2.x (python -c 'import torch; print(torch.__path__[0])')")
     endif()
   endforeach()
-  file(STRINGS ${version_h} line REGEX "^ *\"[0-9]+[.][0-9]+[.][0-9]+\"")
-  string(REGEX MATCH "[0-9]+[.][0-9]+[.][0-9]+" version "${line}")
+  sparktorch_wheel_version(version ${wheel})
   if(NOT version MATCHES "^2[.]")
     message(FATAL_ERROR "SPARKTORCH_TORCH_WHEEL=${wheel}: LibTorch '${version}', not 2.x")
   endif()
@@ -61,15 +73,16 @@ endfunction()
 # instead of 7.5). Sets SPARKTORCH_TORCH2_DIR, SPARKTORCH_TORCH2_WHEEL and SPARKTORCH_TORCH2_VERSION
 # in the caller's scope, or leaves them unset (with a status line) when there is no PyTorch 2.x.
 function(sparktorch_add_torch2_build pyenv)
-  file(GLOB version_h ${pyenv}/base/lib/python3*/site-packages/torch/include/torch/headeronly/version.h)
-  if(NOT version_h)
+  file(GLOB wheel LIST_DIRECTORIES true ${pyenv}/base/lib/python3*/site-packages/torch)
+  set(version "")
+  if(wheel)
+    list(GET wheel 0 wheel)
+    sparktorch_wheel_version(version ${wheel})
+  endif()
+  if(NOT version MATCHES "^2[.]")
     message(STATUS "No PyTorch 2.x in ${pyenv}/base (examples/install_python.sh): no torch2/sparktorch")
     return()
   endif()
-  list(GET version_h 0 version_h)
-  string(REGEX REPLACE "/include/torch/headeronly/version.h$" "" wheel "${version_h}")
-  file(STRINGS ${version_h} line REGEX "^ *\"[0-9]+[.][0-9]+[.][0-9]+\"")
-  string(REGEX MATCH "[0-9]+[.][0-9]+[.][0-9]+" version "${line}")
   set(dir ${PROJECT_BINARY_DIR}/torch2)
   include(ExternalProject)
   ExternalProject_Add(sparktorch_torch2
