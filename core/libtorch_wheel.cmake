@@ -69,8 +69,8 @@ endfunction()
 # has PyTorch 2.x, the external project sparktorch_torch2 builds a second sparktorch (and
 # libsparktorch_pmi.so) against its LibTorch in the build tree's torch2/, from this same source
 # tree, as part of the normal build: the same options, with the tests, the benchmarks and
-# cli/link_order.sh off and the LibTorch targets compiled as unity batches (2.5 min on 2 cores
-# instead of 7.5). Sets SPARKTORCH_TORCH2_DIR, SPARKTORCH_TORCH2_WHEEL and SPARKTORCH_TORCH2_VERSION
+# cli/link_order.sh off and the LibTorch targets compiled as unity batches (2.3 min on 2 cores
+# instead of 7.4). Sets SPARKTORCH_TORCH2_DIR, SPARKTORCH_TORCH2_WHEEL and SPARKTORCH_TORCH2_VERSION
 # in the caller's scope, or leaves them unset (with a status line) when there is no PyTorch 2.x.
 function(sparktorch_add_torch2_build pyenv)
   file(GLOB wheel LIST_DIRECTORIES true ${pyenv}/base/lib/python3*/site-packages/torch)
