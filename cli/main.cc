@@ -43,7 +43,8 @@ int Run(int argc, char** argv) {
   std::setvbuf(stdout, stdout_buffer, _IOFBF, sizeof stdout_buffer);
 
   CLI::App app("sparktorch: train PyTorch models on Spark data, and predict with them", "sparktorch");
-  app.set_version_flag("--version", std::string("sparktorch ") + sparktorch::kVersion);
+  app.set_version_flag("--version", std::string("sparktorch ") + sparktorch::kVersion +
+                                        " (LibTorch " + sparktorch::kLibTorchVersion + ")");
   app.require_subcommand(1);
   app.fallthrough();
   int verbose = 0;

@@ -11,4 +11,6 @@ generator=(-G Ninja)
 [[ -f $build_dir/CMakeCache.txt ]] && generator=()
 # shellcheck disable=SC2086  # CMAKE_ARGS is a list of words
 cmake -S "$root" -B "$build_dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release ${CMAKE_ARGS:-}
-cmake --build "$build_dir" --parallel "${JOBS:-$(nproc)}"
+# The torch2 build (core/libtorch_wheel.cmake) is a `cmake --build` inside this one: the same jobs.
+export CMAKE_BUILD_PARALLEL_LEVEL=${JOBS:-$(nproc)}
+cmake --build "$build_dir" --parallel "$CMAKE_BUILD_PARALLEL_LEVEL"

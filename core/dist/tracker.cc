@@ -17,8 +17,6 @@
 namespace sparktorch {
 namespace {
 
-// How often the tracker and the ranks prove to each other that they are alive.
-constexpr double kPingSeconds = 1.0;
 // How long a write to one rank may block the loop before the rank counts as unreachable.
 constexpr double kWriteSeconds = 2.0;
 
@@ -243,7 +241,9 @@ void Tracker::HandlePmi(Connection& c, const std::string& verb, const std::strin
   } else if (verb == "clique") {
     std::string ranks;
     for (int r = 0; r < options_.world_size; ++r) {
-      if (hosts_[r] == hosts_[c.rank]) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+      if (hosts_[r] != hosts_[c.rank]) continue;
+      if (!ranks.empty()) ranks += ',';
+      ranks += std::to_string(r);
     }
     Send(c, "clique " + ranks);
   } else if (verb == "abort") {

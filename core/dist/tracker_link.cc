@@ -10,7 +10,6 @@
 namespace sparktorch {
 namespace {
 
-constexpr double kPingSeconds = 1.0;
 // Once the tracker has admitted a rank, the tracker decides when the wait for the others ends
 // (it tells every rank why); the rank's own --timeout is then a backstop this much later. A
 // tracker that started after its ranks (the Spark driver starts the tasks while serve is still

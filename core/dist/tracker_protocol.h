@@ -14,6 +14,9 @@ namespace sparktorch {
 
 inline constexpr const char* kTrackerGreeting = "sparktorch-tracker 1";
 
+// How often the tracker and the ranks prove to each other that they are alive, in seconds.
+inline constexpr double kPingSeconds = 1.0;
+
 // Why the tracker ended a job; each kind has its own exit code (cli/exit_codes.h).
 enum class AbortKind { kLost, kFailed, kTimeout };
 const char* AbortKindName(AbortKind kind);  // "lost", "failed", "timeout"

@@ -108,14 +108,14 @@ std::unique_ptr<World> World::Join(const WorldOptions& options) {
       throw UsageError("--rank " + std::to_string(options.rank) + " is out of range for --world-size " +
                        std::to_string(options.world_size));
     }
-    if (options.mode == TrainMode::kLocal) throw UsageError("--tracker trains with --mode sync, not local");
+    if (options.mode == WorldMode::kLocal) throw UsageError("--tracker trains with --mode sync, not local");
     if (options.under_mpirun) throw UsageError("--tracker is for processes that mpirun did not start");
   }
-  if (options.mode == TrainMode::kSync && !tracker && !options.under_mpirun) {
+  if (options.mode == WorldMode::kSync && !tracker && !options.under_mpirun) {
     throw UsageError("--mode sync needs ranks: run under mpirun, or give --tracker HOST:PORT "
                      "--rank R --world-size N");
   }
-  const bool sync = options.mode != TrainMode::kLocal && (tracker || options.under_mpirun);
+  const bool sync = options.mode != WorldMode::kLocal && (tracker || options.under_mpirun);
   if (!sync) {
     world->comm_ = std::make_unique<LocalCommunicator>();
     return world;

@@ -13,12 +13,12 @@
 
 namespace sparktorch {
 
-enum class TrainMode { kAuto, kLocal, kSync };
+enum class WorldMode { kAuto, kLocal, kSync };
 
 // How a training process finds its peers. The caller (cli/) reads the environment and the flags;
 // nothing here reads configuration of its own.
 struct WorldOptions {
-  TrainMode mode = TrainMode::kAuto;
+  WorldMode mode = WorldMode::kAuto;
   bool under_mpirun = false;        // started by mpirun (OMPI_COMM_WORLD_SIZE is set)
   std::optional<Address> tracker;   // --tracker: started by Spark, bootstrapped by the tracker
   int rank = -1;                    // --rank, with --tracker

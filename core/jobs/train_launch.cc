@@ -120,7 +120,7 @@ void RunRank(TrainJobOptions& job, const TrainLaunch& l, bool any_rank, std::FIL
   if (!l.server.empty()) throw UsageError("--server is for --mode hogwild");
   if (job.model.model_path.empty()) throw UsageError("--model is required");
   WorldOptions w;
-  w.mode = l.mode == "sync" ? TrainMode::kSync : l.mode == "local" ? TrainMode::kLocal : TrainMode::kAuto;
+  w.mode = l.mode == "sync" ? WorldMode::kSync : l.mode == "local" ? WorldMode::kLocal : WorldMode::kAuto;
   w.under_mpirun = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
   if (!l.tracker.empty()) w.tracker = ParseAddress(l.tracker, "--tracker");
   w.rank = l.rank;

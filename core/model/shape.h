@@ -19,7 +19,10 @@ inline int64_t Product(const std::vector<int64_t>& shape) {
 // "1,28,28", as --input-shape takes it.
 inline std::string ShapeText(const std::vector<int64_t>& shape) {
   std::string s;
-  for (int64_t d : shape) s += (s.empty() ? "" : ",") + std::to_string(d);
+  for (int64_t d : shape) {
+    if (!s.empty()) s += ',';
+    s += std::to_string(d);
+  }
   return s;
 }
 

@@ -10,6 +10,10 @@
 #   BUILD     the build tree
 #   BUNDLE    the tarball that the bundle target writes
 #   WITH_MPI  1 when the binary has MPI (then the 2-rank part runs)
+# and for the bundle of torch2/sparktorch (PyTorch 2.x's LibTorch, core/libtorch_wheel.cmake):
+#   BUNDLE_LIBS    libraries the bundle's lib/ must carry (the wheel's and those they load)
+#   TORCH2_PYTHON  a python with that PyTorch: a model with nn.RMSNorm, which LibTorch 1.13
+#                  cannot compile, trains and predicts from the bundle too
 source "$(dirname "$0")/../integration/lib.sh"
 source "$(dirname "$0")/../integration/sync_lib.sh"
 : "${BUILD:?set BUILD to the build tree}"
@@ -52,8 +56,21 @@ top="lib libsparktorch_pmi.so openmpi sparktorch"
 [[ -f $BUILD/sparktorch-spark.jar ]] && top+=" sparktorch-spark.jar"  # built with a JDK
 assert_eq "$top" "$(cd "$B" && echo *)" "the bundle's top level"
 SPARKTORCH=$B/sparktorch
+assert_eq "$("$BUILT" --version)" "$(env -u LD_LIBRARY_PATH "$SPARKTORCH" --version)" \
+  "the bundle's sparktorch --version"
+if [[ -n ${BUNDLE_LIBS:-} ]]; then
+  for lib in $BUNDLE_LIBS; do
+    [[ -f $B/lib/$lib ]] || fail "the bundle has no lib/$lib: $(cd "$B/lib" && echo *)"
+  done
+  echo "  ok: lib/ carries $BUNDLE_LIBS"
+fi
+if compgen -G "$B/lib/libtorch_cuda*" >/dev/null || compgen -G "$B/lib/libc10_cuda*" >/dev/null; then
+  fail "the bundle carries CUDA's half of LibTorch: $(cd "$B/lib" && echo libtorch* libc10*)"
+fi
+echo "  ok: no libtorch_cuda or libc10_cuda; $(du -sm "$B" | cut -f1) MB unpacked," \
+  "$(find "$B" -name '*.so*' | wc -l) libraries and plugins"
 
-check "the check below sees libraries from outside: the build tree's binary loads LibTorch from the system"
+check "the check below sees libraries from outside: the build tree's binary loads LibTorch from the system (or the wheel)"
 LD_DEBUG=libs LD_DEBUG_OUTPUT="$T/ld.control" "$BUILT" --version >/dev/null
 outside=$(loaded_outside "$B" ld.control.*)
 [[ $outside == */libtorch_cpu.so* ]] ||
@@ -74,6 +91,25 @@ run_ok local.predictions "$SPARKTORCH" predict --model local.pt --input "$DATA/t
 assert_lines 2000 local.predictions "predictions"
 assert_cmp "$(accuracy local.predictions "$DATA/test2k.labels")" ">=" 0.72 \
   "test accuracy (measured 0.757)"
+
+if [[ -n ${TORCH2_PYTHON:-} ]]; then
+  check "a model with nn.RMSNorm (aten::rms_norm, new in PyTorch 2.4) trains and predicts, from the bundle"
+  PYTHONWARNINGS=ignore "$TORCH2_PYTHON" - >rms.txt 2>&1 <<'PY' || fail "$(cat rms.txt)"
+import json
+import torch
+from torch import nn
+torch.manual_seed(0)
+torch.jit.script(nn.Sequential(nn.Linear(784, 16), nn.RMSNorm(16), nn.Linear(16, 10))).save("rms.pt")
+json.dump({"loss": "cross_entropy", "optimizer": {"type": "adam", "lr": 0.003}}, open("rms.json", "w"))
+PY
+  run_ok rms.records in_task -q train --model "$T/rms.pt" --input "$T/train4k.csv" --epochs 2 \
+    --seed 1 --output "$T/rms_trained.pt"
+  assert_eq 4000 "$(summary_field rms.records rows_read)" "rows read"
+  run_ok rms.predictions in_task predict --model "$T/rms_trained.pt" --input "$DATA/test2k.csv"
+  assert_lines 2000 rms.predictions "predictions"
+  assert_cmp "$(accuracy rms.predictions "$DATA/test2k.labels")" ">=" 0.72 \
+    "test accuracy (measured 0.764)"
+fi
 
 if [[ ${WITH_MPI:-0} == 1 ]]; then
   check "2 ranks through the tracker, from the bundle, under LD_DEBUG=libs: the same weights"
