@@ -40,7 +40,7 @@ packages=(
   libprotobuf-dev=3.21.12-3+deb12u1 libprotobuf32=3.21.12-3+deb12u1
   libprotobuf-lite32=3.21.12-3+deb12u1 libprotoc32=3.21.12-3+deb12u1
   protobuf-compiler=3.21.12-3+deb12u1
-  # The Parquet codecs and the HMAC (issue 26: required since 25d8953; not yet checked on a GPU).
+  # The Parquet codecs and the HMAC (issue 26: required since 25d8953; checked on a GPU 2026-11-27).
   libssl-dev=3.0.22-1~deb12u2 libssl3=3.0.22-1~deb12u2
   libsnappy-dev=1.1.9-3 libsnappy1v5=1.1.9-3 liblz4-dev=1.9.4-1 liblz4-1=1.9.4-1
   libbrotli-dev=1.0.9-2+deb12u1 libbrotli1=1.0.9-2+deb12u1
