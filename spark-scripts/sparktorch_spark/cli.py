@@ -229,9 +229,8 @@ def predict_main(argv=None):
     if os.path.exists(args.model):
         with open(args.model, "rb") as f:
             model = f.read()
-    elif _context(session) is None:  # Connect: the server's file systems, as a binary file
-        model = bytes(session.read.format("binaryFile").load(args.model).select(
-            "content").first()[0])
+    elif _context(session) is None:  # Connect: the server's file systems
+        model = model_io.read_through(session, args.model)
     else:
         model = model_io.read_bytes(_context(session), args.model)
     df = layer.read_source(session, args.source, args.format, num_features=args.numFeatures)

@@ -19,10 +19,8 @@ import threading
 import time
 
 from . import options as opts
-from .tasks import GROUP_END, PREDICT_WHAT, find_binary, process_env
+from .tasks import GROUP_END, PREDICT_KEEP_SECONDS, PREDICT_WHAT, find_binary, process_env
 
-# How long a Python worker keeps an idle predict process for its next task.
-PREDICT_KEEP_SECONDS = 30
 _END_LINE = (GROUP_END + "\n").encode()
 
 

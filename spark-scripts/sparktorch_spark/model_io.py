@@ -79,10 +79,12 @@ def load_stage(session, path, model_file):
     metadata = DefaultParamsReader._parseMetaData(  # pylint: disable=protected-access
         session.read.text(base + "/metadata").first()[0])
     try:
-        found = session.read.format("binaryFile").load(base + "/" + model_file).select(
-            "content").first()
+        return metadata, read_through(session, base + "/" + model_file)
     except Exception:  # pylint: disable=broad-except  # saved through Connect: no such file
-        found = None
-    if found is None:
-        found = session.read.parquet(base + "/" + CONNECT_MODEL).first()
-    return metadata, bytes(found[0])
+        return metadata, bytes(session.read.parquet(base + "/" + CONNECT_MODEL).first()[0])
+
+
+def read_through(session, path):
+    """The bytes of the file at `path` on the file systems `session`'s Spark reaches, through
+    the DataFrame API (a Spark Connect client has no other way)."""
+    return bytes(session.read.format("binaryFile").load(path).select("content").first()[0])

@@ -34,13 +34,10 @@ from . import options as opts
 from . import rows as text_rows
 from .job import JobFailed, model_files, run_training
 from .options import OptionError
-from .tasks import (GROUP_END, PREDICT_WHAT, BinaryMissing, PredictTask, binary_candidates, find_binary,
-                    predict_command, process_env)
+from .tasks import (GROUP_END, PREDICT_KEEP_SECONDS, PREDICT_WHAT, BinaryMissing, PredictTask,
+                    binary_candidates, find_binary, predict_command, process_env)
 
 SOURCE_FORMATS = ("csv", "parquet", "libsvm", "json", "orc", "table")
-# How long an executor keeps an idle `sparktorch predict` process for its next task of the
-# same model and options: starting one and loading the model costs ~0.5 s a partition.
-PREDICT_KEEP_SECONDS = 30
 
 
 def _session(df):

@@ -139,6 +139,11 @@ def prediction_value(text, vector_out):
     return outputs[0] if len(outputs) == 1 else float(outputs.index(max(outputs)))
 
 
+# How long an executor (on Spark Connect, a Python worker) keeps an idle `sparktorch predict`
+# process for its next task of the same model and options: starting one and loading the model
+# costs ~0.5 s a partition.
+PREDICT_KEEP_SECONDS = 30
+
 # What a prediction task runs, as its errors name it.
 PREDICT_WHAT = "sparktorch predict (its stdin: this partition's rows, line N the Nth)"
 
