@@ -5,7 +5,7 @@ namespace sparktorch {
 
 // Process exit codes, one per kind of failure (documented in man/sparktorch.1, EXIT STATUS).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitUsage = 2;        // bad flags (UsageError, CLI11 parse errors)
+inline constexpr int kExitUsage = 2;        // bad flags (UsageError, FlagError, CLI11 parse errors)
 inline constexpr int kExitBadInput = 3;     // rows that cannot be read (InputError)
 inline constexpr int kExitBadSpec = 4;      // model spec or training config (SpecError)
 inline constexpr int kExitBadModel = 5;     // model file or record stream (ModelError)

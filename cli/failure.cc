@@ -1,46 +1,44 @@
 #include "cli/failure.h"
 
-#include <exception>
 #include <string_view>
 
 #include <CLI/CLI.hpp>
-#include <c10/util/Exception.h>
 
 #include "cli/exit_codes.h"
-#include "core/net/errors.h"
-#include "formats/error.h"
+#include "core/jobs/failure.h"
 
 namespace sparktorch {
+namespace {
+
+int ExitCode(FailureKind kind) {
+  switch (kind) {
+    case FailureKind::kUsage: return kExitUsage;
+    case FailureKind::kInput: return kExitBadInput;
+    case FailureKind::kSpec: return kExitBadSpec;
+    case FailureKind::kModel: return kExitBadModel;
+    case FailureKind::kDevice: return kExitNoDevice;
+    case FailureKind::kOutput: return kExitOutput;
+    case FailureKind::kPeerFailed: return kExitPeerFailed;
+    case FailureKind::kPeerLost: return kExitPeerLost;
+    case FailureKind::kRendezvous: return kExitRendezvous;
+    case FailureKind::kRefused: return kExitRefused;
+    case FailureKind::kInternal: return kExitInternal;
+  }
+  return kExitInternal;
+}
+
+}  // namespace
 
 Failure CurrentFailure() {
   try {
     throw;
   } catch (const CLI::ParseError& e) {
     return {kExitUsage, std::string(e.what()) + " (run sparktorch --help, or sparktorch COMMAND --help)"};
-  } catch (const UsageError& e) {
+  } catch (const FlagError& e) {
     return {kExitUsage, e.what()};
-  } catch (const InputError& e) {
-    return {kExitBadInput, e.what()};
-  } catch (const SpecError& e) {
-    return {kExitBadSpec, e.what()};
-  } catch (const ModelError& e) {
-    return {kExitBadModel, e.what()};
-  } catch (const DeviceError& e) {
-    return {kExitNoDevice, e.what()};
-  } catch (const PeerError& e) {
-    return {e.peer_failed() ? kExitPeerFailed : kExitPeerLost, e.what()};
-  } catch (const RendezvousError& e) {
-    return {kExitRendezvous, e.what()};
-  } catch (const RefusedError& e) {
-    return {kExitRefused, e.what()};
-  } catch (const Error& e) {
-    return {kExitOutput, e.what()};
-  } catch (const c10::Error& e) {
-    return {kExitInternal, std::string("LibTorch: ") + e.what_without_backtrace()};
-  } catch (const std::exception& e) {
-    return {kExitInternal, std::string("internal error: ") + e.what()};
   } catch (...) {
-    return {kExitInternal, "internal error: an unknown exception"};
+    JobFailure failure = CurrentJobFailure();
+    return {ExitCode(failure.kind), failure.message};
   }
 }
 

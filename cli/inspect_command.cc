@@ -5,9 +5,8 @@
 #include <vector>
 
 #include "cli/commands.h"
+#include "cli/failure.h"
 #include "core/jobs/inspect_job.h"
-#include "formats/error.h"
-#include "formats/row_format.h"
 
 namespace sparktorch {
 namespace {
@@ -16,10 +15,9 @@ struct InspectFlags {
   std::string model_path;
   bool json = false;
   // Parquet inputs: the flags of train and predict that say which columns to read.
-  std::vector<std::string> inputs;
   std::string format;
-  RowFormat rows;
-  bool no_label = false;
+  RowOptions rows;
+  bool allow_nan = false;
 };
 
 // Files listed one per line in the text form; the rest are counted.
@@ -97,24 +95,23 @@ void PrintParquet(const nlohmann::json& info) {
 
 // The model's or the Parquet inputs' description, and how to print it as text.
 std::pair<nlohmann::json, void (*)(const nlohmann::json&)> Inspect(const InspectFlags& f) {
-  if (f.inputs.empty()) {
+  if (f.rows.inputs.empty()) {
     if (f.model_path.empty()) {
-      throw UsageError("inspect needs a model file, or Parquet files with --format parquet "
+      throw FlagError("inspect needs a model file, or Parquet files with --format parquet "
                        "--input");
     }
     return {InspectModel(f.model_path), Print};
   }
   if (!f.model_path.empty()) {
-    throw UsageError("inspect shows a model or Parquet files (--input), not both");
+    throw FlagError("inspect shows a model or Parquet files (--input), not both");
   }
   if (f.format != "parquet") {
-    throw UsageError("inspect --input reads Parquet files: give --format parquet (other "
+    throw FlagError("inspect --input reads Parquet files: give --format parquet (other "
                      "formats have no footer to describe)");
   }
-  RowFormat format = f.rows;
-  format.kind = RowFormatKind::kParquet;
-  if (f.no_label) format.label = LabelPresence::kNone;
-  return {InspectParquet(f.inputs, format), PrintParquet};
+  RowOptions rows = f.rows;
+  if (f.allow_nan) rows.allow_nan = true;
+  return {InspectParquet(rows), PrintParquet};
 }
 
 void Run(const InspectFlags& f) {
@@ -134,8 +131,8 @@ void SetupInspectCommand(CLI::App& app) {
       "inspect", "Show a model's tensors and manifest, or what sparktorch reads of Parquet files");
   c->add_option("model", flags->model_path, "Model file (.pt)");
   c->add_flag("--json", flags->json, "Print one JSON object instead of text");
-  RowFormat& rows = flags->rows;
-  c->add_option("--input,-i", flags->inputs, "Parquet files or directories of part files")
+  RowOptions& rows = flags->rows;
+  c->add_option("--input,-i", rows.inputs, "Parquet files or directories of part files")
       ->group("Parquet");
   c->add_option("--format", flags->format, "parquet (with --input)")->group("Parquet");
   c->add_option("--features-field", rows.features_field,
@@ -143,12 +140,12 @@ void SetupInspectCommand(CLI::App& app) {
       ->group("Parquet");
   c->add_option("--label-field", rows.label_field, "Label column (default label)")
       ->group("Parquet");
-  c->add_flag("--no-label", flags->no_label, "Read no label column")->group("Parquet");
+  c->add_flag("--no-label", rows.no_label, "Read no label column")->group("Parquet");
   c->add_option("--id-field", rows.id_field, "Id column (default: none)")->group("Parquet");
   c->add_option("--num-features", rows.num_features, "Features a row must have (default: any)")
       ->check(CLI::PositiveNumber)
       ->group("Parquet");
-  c->add_flag("--allow-nan", rows.allow_nan, "Accept NaN and Inf values")->group("Parquet");
+  c->add_flag("--allow-nan", flags->allow_nan, "Accept NaN and Inf values")->group("Parquet");
   c->callback([flags] { Run(*flags); });
 }
 

@@ -37,7 +37,7 @@ void AddModelFlags(CLI::App* c, ModelFlags* f, const ModelFlagsHelp& help) {
   f->output_opt = c->add_option("--output,-o", f->output_path, help.output)->group(help.output_group);
 }
 
-ModelSource ToModelSource(const ModelFlags& f, std::vector<int64_t> input_shape) {
+ModelSource ToModelSource(const ModelFlags& f, std::string input_shape) {
   ModelSource source = f.source;
   source.input_shape = std::move(input_shape);
   if (f.loss_opt->count()) source.loss = f.loss;

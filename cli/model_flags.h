@@ -42,9 +42,9 @@ struct ModelFlagsHelp {
 // Registers the model flags on `command`; values land in *flags, which must outlive parsing.
 void AddModelFlags(CLI::App* command, ModelFlags* flags, const ModelFlagsHelp& help);
 
-// The model's source with the overrides that were given; `input_shape` as parsed by the caller
-// (train takes --input-shape with the row flags, serve on its own).
-ModelSource ToModelSource(const ModelFlags& flags, std::vector<int64_t> input_shape);
+// The model's source with the overrides that were given; `input_shape` as --input-shape gives
+// it (train takes it with the row flags, serve on its own).
+ModelSource ToModelSource(const ModelFlags& flags, std::string input_shape);
 
 }  // namespace sparktorch
 

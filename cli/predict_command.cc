@@ -17,12 +17,8 @@ struct PredictFlags {
 
 void Run(PredictFlags& f) {
   PredictJobOptions job = f.job;
-  job.inputs = f.rows.inputs;
-  job.format = ToOverrides(f.rows);
-  job.on_bad_row = ToBadRowPolicy(f.rows);
-  job.max_line_bytes = f.rows.max_line_bytes;
-  job.input_shape = ParseShape(f.rows.input_shape, "--input-shape");
-  if (f.prediction_opt->count()) job.prediction = ParsePredictionKind(f.prediction);
+  job.rows = ToRowOptions(f.rows);
+  if (f.prediction_opt->count()) job.prediction = f.prediction;
   RunPredictJob(job, stdout);
 }
 

@@ -7,8 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "core/data/row_source.h"
-#include "formats/row_format_overrides.h"
+#include "core/jobs/row_options.h"
 
 namespace sparktorch {
 
@@ -30,12 +29,8 @@ struct RowFormatFlags {
 // Registers the row flags on `command`; values land in *flags, which must outlive parsing.
 void AddRowFormatFlags(CLI::App* command, RowFormatFlags* flags);
 
-// The flags that were given, as overrides. Throws UsageError for a malformed value
-// (--label-col 3:1, --delimiter ab).
-RowFormatOverrides ToOverrides(const RowFormatFlags& flags);
-BadRowPolicy ToBadRowPolicy(const RowFormatFlags& flags);
-// "1,28,28" as {1, 28, 28}; empty for an empty string. Throws UsageError.
-std::vector<int64_t> ParseShape(const std::string& text, const char* flag);
+// The rows as the flags give them; what was not given stays unset.
+RowOptions ToRowOptions(const RowFormatFlags& flags);
 
 }  // namespace sparktorch
 

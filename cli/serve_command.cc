@@ -4,9 +4,8 @@
 
 #include "cli/commands.h"
 #include "cli/model_flags.h"
-#include "cli/row_format_flags.h"
+#include "cli/failure.h"
 #include "core/jobs/serve_job.h"
-#include "formats/error.h"
 
 namespace sparktorch {
 namespace {
@@ -23,15 +22,15 @@ void Run(ServeFlags& f) {
   ServeJobOptions job = f.job;
   if (job.mode == "hogwild") {
     if (f.job_id_opt->count()) {
-      throw UsageError("--job-id is Open MPI's id for a sync job; a hogwild server takes its job "
+      throw FlagError("--job-id is Open MPI's id for a sync job; a hogwild server takes its job "
                        "id from SPARKTORCH_JOB_ID");
     }
-    job.hogwild.model = ToModelSource(f.model, ParseShape(f.input_shape, "--input-shape"));
+    job.hogwild.model = ToModelSource(f.model, f.input_shape);
     job.hogwild.seed = f.model.seed;
     job.hogwild.output_path = f.model.output_path;
   } else {
     for (CLI::Option* o : f.hogwild_only) {
-      if (o->count()) throw UsageError(o->get_name() + " is an option of --mode hogwild");
+      if (o->count()) throw FlagError(o->get_name() + " is an option of --mode hogwild");
     }
   }
   RunServe(job, stdout);
@@ -74,7 +73,7 @@ void SetupServeCommand(CLI::App& app) {
       ->check(CLI::Range(1, 2147483647));
 
   // Hogwild: the model, and how the server applies the workers' gradients.
-  ParameterServerOptions& ps = f.job.hogwild.server;
+  HogwildServeOptions& ps = f.job.hogwild;
   const char* g = "Hogwild";
   AddModelFlags(c, &f.model,
                 {g, "Model: a JSON spec (.json), a TorchScript model or a trained model (.pt)",

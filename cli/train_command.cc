@@ -8,7 +8,6 @@
 #include "cli/model_flags.h"
 #include "cli/row_format_flags.h"
 #include "core/jobs/train_launch.h"
-#include "formats/error.h"
 
 namespace sparktorch {
 namespace {
@@ -39,7 +38,7 @@ void RefuseServerFlags(const TrainFlags& f) {
   for (CLI::Option* o : {m.model_opt, m.train_config_opt, m.loss_opt, m.optimizer_opt, m.lr_opt,
                          m.lr_schedule_opt, f.patience_opt, m.output_opt}) {
     if (o->count()) {
-      throw UsageError(o->get_name() + ": a hogwild worker takes the model and its training from "
+      throw FlagError(o->get_name() + ": a hogwild worker takes the model and its training from "
                        "the parameter server, which also writes the model; give " + o->get_name() +
                        " to `sparktorch serve`");
     }
@@ -48,15 +47,12 @@ void RefuseServerFlags(const TrainFlags& f) {
 
 void Run(TrainFlags& f) {
   TrainJobOptions job = f.job;
-  job.inputs = f.rows.inputs;
-  job.rows.format = ApplyOverrides(RowFormat(), ToOverrides(f.rows));
-  job.rows.on_bad_row = ToBadRowPolicy(f.rows);
-  job.rows.max_line_bytes = f.rows.max_line_bytes;
-  job.model = ToModelSource(f.model, ParseShape(f.rows.input_shape, "--input-shape"));
-  job.train.seed = f.model.seed;
+  job.rows = ToRowOptions(f.rows);
+  job.model = ToModelSource(f.model, f.rows.input_shape);
+  job.seed = f.model.seed;
   job.output_path = f.model.output_path;
-  if (f.prediction_opt->count()) job.prediction = ParsePredictionKind(f.prediction);
-  job.train.shuffle = !f.no_shuffle;
+  if (f.prediction_opt->count()) job.prediction = f.prediction;
+  job.shuffle = !f.no_shuffle;
   TrainLaunch launch = f.launch;
   if (IsHogwildWorker(launch) && !launch.server.empty()) RefuseServerFlags(f);
   launch.on_abort = AbortRank;
@@ -80,25 +76,25 @@ void SetupTrainCommand(CLI::App& app) {
                  "Output"});
   AddRowFormatFlags(c, &f.rows);
 
-  c->add_option("--epochs,-e", f.job.train.epochs, "Passes over the rows (default 10)")
+  c->add_option("--epochs,-e", f.job.epochs, "Passes over the rows (default 10)")
       ->check(CLI::PositiveNumber)
       ->group("Training");
-  c->add_option("--batch-size,-b", f.job.train.batch_size,
+  c->add_option("--batch-size,-b", f.job.batch_size,
                 "Rows per step; -1 for the whole partition (default 64)")
       ->group("Training");
   c->add_option("--validation-pct", f.job.validation_fraction,
                 "Fraction of rows held out for validation, in [0, 1) (default 0)")
       ->group("Training");
-  f.patience_opt = c->add_option("--early-stop-patience", f.job.train.early_stop_patience,
+  f.patience_opt = c->add_option("--early-stop-patience", f.job.early_stop_patience,
                 "Stop after this many epochs without a better (validation) loss; 0: never")
       ->check(CLI::NonNegativeNumber)
       ->group("Training");
-  c->add_option("--clip-grad-norm", f.job.train.clip_grad_norm,
+  c->add_option("--clip-grad-norm", f.job.clip_grad_norm,
                 "Clip the gradient's L2 norm to this before each step "
                 "(torch.nn.utils.clip_grad_norm_); 0: off")
       ->check(CLI::NonNegativeNumber)
       ->group("Training");
-  c->add_option("--clip-grad-value", f.job.train.clip_grad_value,
+  c->add_option("--clip-grad-value", f.job.clip_grad_value,
                 "Clip each gradient element to [-this, this] before each step "
                 "(torch.nn.utils.clip_grad_value_); 0: off")
       ->check(CLI::NonNegativeNumber)
@@ -119,7 +115,7 @@ void SetupTrainCommand(CLI::App& app) {
       ->group("Training");
   c->add_flag("--no-shuffle", f.no_shuffle, "Keep the rows in input order every epoch")
       ->group("Training");
-  c->add_option("--partition-shuffles", f.job.train.partition_shuffles,
+  c->add_option("--partition-shuffles", f.job.partition_shuffles,
                 "Rounds of --epochs passes, each from a fresh shuffle of the rows (SparkTorch's "
                 "partitionShuffles; default 1)")
       ->check(CLI::PositiveNumber)

@@ -1,8 +1,8 @@
 #include <memory>
 
 #include "cli/commands.h"
+#include "cli/failure.h"
 #include "core/jobs/unpack_job.h"
-#include "formats/error.h"
 
 namespace sparktorch {
 
@@ -17,7 +17,7 @@ void SetupUnpackCommand(CLI::App& app) {
   c->add_option("--summary,-s", job->summary_path, "Write one JSON line per summary record");
   c->callback([job] {
     if (job->model_path.empty() && job->predictions_path.empty() && job->summary_path.empty()) {
-      throw UsageError("unpack: give at least one of --output, --predictions, --summary");
+      throw FlagError("unpack: give at least one of --output, --predictions, --summary");
     }
     RunUnpackJob(*job);
   });

@@ -51,7 +51,7 @@ def accuracy(df, prediction_col="predictions"):
 
 def pipeline(spark, args):
     from sparktorch_spark.ml import SparkTorch, create_spark_torch_model  # noqa: E501 pylint: disable=import-outside-toplevel
-    from sparktorch_spark.spark import read_source  # pylint: disable=import-outside-toplevel
+    from sparktorch_spark.columns import read_source  # pylint: disable=import-outside-toplevel
     path = lambda split: os.path.abspath(os.path.join(args.data, "fashion_%s.%s"  # noqa: E731
                                                       % (split, args.format)))
     train, test = read_source(spark, path("train")), read_source(spark, path("test"))

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "formats/row_format.h"
+#include "core/jobs/row_options.h"
 
 namespace sparktorch {
 
@@ -17,8 +17,8 @@ namespace sparktorch {
 // Throws ModelError for a file that is not a TorchScript model.
 nlohmann::json InspectModel(const std::string& model_path);
 
-// What `sparktorch inspect --format parquet --input ...` shows of Parquet inputs (files or
-// directories of part files) read with `format` (its features, label and id fields), from the
+// What `sparktorch inspect --format parquet --input ...` shows of Parquet inputs (rows.inputs:
+// files or directories of part files) read as `rows` say (features, label and id fields), from the
 // files' footers and their first good row:
 //   {"files": [{"path": P, "rows": N, "row_groups": G, "codecs": ["SNAPPY"]}], "rows": N,
 //    "columns": [{"role": "features"|"label"|"id", "name": C, "kind": "vector"|"array"|
@@ -28,7 +28,7 @@ nlohmann::json InspectModel(const std::string& model_path);
 // Throws InputError, as training would before its first row, when a file cannot be read: not
 // Parquet, a column missing or of a kind sparktorch cannot use, or a column chunk compressed or
 // encoded in a way it does not read (checked in every row group); UsageError for stdin.
-nlohmann::json InspectParquet(const std::vector<std::string>& inputs, const RowFormat& format);
+nlohmann::json InspectParquet(const RowOptions& rows);
 
 }  // namespace sparktorch
 

@@ -5,6 +5,7 @@
 
 #include "core/data/parquet_source.h"
 #include "core/jobs/inspect_job.h"
+#include "core/jobs/row_plan.h"
 #include "formats/error.h"
 #include "formats/parquet/metadata.h"
 #include "formats/parquet/parquet_rows.h"
@@ -18,8 +19,10 @@ constexpr int kRowsToLearnFrom = 1000;
 
 }  // namespace
 
-nlohmann::json InspectParquet(const std::vector<std::string>& inputs, const RowFormat& format) {
-  const std::vector<std::string> files = ParquetSource::Files(inputs);
+nlohmann::json InspectParquet(const RowOptions& rows_given) {
+  RowFormat format = ApplyOverrides(RowFormat(), FormatOverrides(rows_given));
+  format.kind = RowFormatKind::kParquet;
+  const std::vector<std::string> files = ParquetSource::Files(rows_given.inputs);
   nlohmann::json described = nlohmann::json::array();
   nlohmann::json columns = nlohmann::json::array();
   int64_t rows = 0;

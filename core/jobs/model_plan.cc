@@ -54,7 +54,8 @@ bool SpecKnowsInputShape(const json& spec) {
          (*layers)[0].value("type", "") == "linear";
 }
 
-ModelPlan PlanModel(const ModelSource& source, c10::Device device) {
+ModelPlan PlanModel(const ModelSource& source, const std::vector<int64_t>& input_shape,
+                    c10::Device device) {
   ModelPlan plan;
   json config;  // where loss and optimizer come from
   if (EndsWith(source.model_path, ".json")) {
@@ -119,7 +120,7 @@ ModelPlan PlanModel(const ModelSource& source, c10::Device device) {
   }
   plan.lr_schedule_spec = config.value("lr_schedule", json());
   if (source.lr_schedule) plan.lr_schedule_spec = LrScheduleOverride(*source.lr_schedule, plan.lr_schedule_spec);
-  if (!source.input_shape.empty()) plan.input_shape = source.input_shape;
+  if (!input_shape.empty()) plan.input_shape = input_shape;
   return plan;
 }
 

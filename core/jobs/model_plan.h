@@ -35,8 +35,10 @@ struct ModelPlan {
 };
 
 // Where the model, its loss and its optimizer come from: the spec, a trained model's manifest,
-// or a TorchScript model with its training config; flags override files.
-ModelPlan PlanModel(const ModelSource& source, c10::Device device);
+// or a TorchScript model with its training config; flags override files. `input_shape`:
+// source.input_shape parsed (ParseShape in core/jobs/row_plan.h); empty: the model's or the rows'.
+ModelPlan PlanModel(const ModelSource& source, const std::vector<int64_t>& input_shape,
+                    c10::Device device);
 
 // The plan of a model a hogwild parameter server sent (a .pt with its manifest); `name` is for
 // messages.

@@ -1,7 +1,6 @@
 #ifndef SPARKTORCH_CORE_JOBS_MODEL_SOURCE_H_
 #define SPARKTORCH_CORE_JOBS_MODEL_SOURCE_H_
 
-#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -14,7 +13,7 @@ struct ModelSource {
   std::string model_path;    // a JSON spec (.json) or a TorchScript / trained model (.pt)
   std::string train_config;  // loss, optimizer, lr_schedule for a TorchScript model; empty: <model>.json
                              // beside the model when there is one
-  std::vector<int64_t> input_shape;  // empty: from the spec, the model or the rows
+  std::string input_shape;  // "1,28,28" (--input-shape); empty: from the spec, the model or the rows
 
   std::optional<std::string> loss;       // overrides the spec's
   std::optional<std::string> optimizer;  // overrides the spec's type (and its options)

@@ -11,7 +11,9 @@
 #include "core/device.h"
 #include "core/model/model_file.h"
 #include "core/model/shape.h"
+#include "core/jobs/row_plan.h"
 #include "core/model/spec_compiler.h"
+#include "core/train/predictor.h"
 #include "formats/error.h"
 
 namespace sparktorch {
@@ -53,10 +55,25 @@ struct PredictSetup {
   PredictionKind kind;
 };
 
-PredictSetup Setup(const PredictJobOptions& options, const ModelFile& model) {
+// The flags' values, parsed before any file is read.
+struct PredictFlags {
+  RowFormatOverrides overrides;
+  std::vector<int64_t> input_shape;
+  std::optional<PredictionKind> prediction;
+};
+
+PredictFlags ParseFlags(const PredictJobOptions& options) {
+  PredictFlags flags{FormatOverrides(options.rows),
+                     ParseShape(options.rows.input_shape, "--input-shape"), std::nullopt};
+  if (options.prediction) flags.prediction = ParsePredictionKind(*options.prediction).value();
+  return flags;
+}
+
+PredictSetup Setup(const PredictJobOptions& options, const PredictFlags& flags,
+                   const ModelFile& model) {
   PredictSetup setup;
   RowFormat base;
-  setup.input_shape = options.input_shape;
+  setup.input_shape = flags.input_shape;
   std::optional<PredictionKind> default_prediction;
   if (model.manifest) {
     base = model.manifest->row_format;
@@ -66,7 +83,7 @@ PredictSetup Setup(const PredictJobOptions& options, const ModelFile& model) {
   }
   // Prediction rows may carry a label or not, unless told otherwise.
   if (base.label != LabelPresence::kNone) base.label = LabelPresence::kOptional;
-  RowFormat& format = setup.format = ApplyOverrides(base, options.format);
+  RowFormat& format = setup.format = ApplyOverrides(base, flags.overrides);
   if (!setup.input_shape.empty()) {
     format.num_features = RowFeaturesFor(setup.input_shape, format.num_features);
   }
@@ -78,7 +95,8 @@ PredictSetup Setup(const PredictJobOptions& options, const ModelFile& model) {
                  options.model_path);
     format.label = LabelPresence::kNone;
   }
-  setup.kind = options.prediction.value_or(default_prediction.value_or(DefaultPrediction(setup.loss)));
+  setup.kind =
+      flags.prediction.value_or(default_prediction.value_or(DefaultPrediction(setup.loss)));
   return setup;
 }
 
@@ -163,6 +181,7 @@ class Batches {
 }  // namespace
 
 void RunPredictJob(const PredictJobOptions& options, std::FILE* out) {
+  const PredictFlags flags = ParseFlags(options);
   ConfigureCpu(options.threads > 0 ? options.threads : DefaultThreads());
   const auto started = std::chrono::steady_clock::now();
   const c10::Device device = ResolveDevice(options.device);
@@ -171,14 +190,14 @@ void RunPredictJob(const PredictJobOptions& options, std::FILE* out) {
                      std::to_string(options.batch_size));
   }
   ModelFile model = ReadModelFile(options.model_path, device);
-  PredictSetup setup = Setup(options, model);
+  PredictSetup setup = Setup(options, flags, model);
   if (!options.group_end.empty() && setup.format.kind == RowFormatKind::kParquet) {
     throw UsageError("--group-end reads lines; it cannot be used with --format parquet");
   }
   const std::vector<std::string> inputs =
-      ExpandInputPaths(options.inputs, setup.format.kind == RowFormatKind::kParquet);
-  RowSource source(inputs, RowSourceOptions{setup.format, options.on_bad_row,
-                                            options.max_line_bytes, 0, 1, options.group_end});
+      ExpandInputPaths(options.rows.inputs, setup.format.kind == RowFormatKind::kParquet);
+  RowSource source(inputs, RowSourceOptions{setup.format, BadRowPolicyOf(options.rows),
+                                            options.rows.max_line_bytes, 0, 1, options.group_end});
   LineWriter writer(out);
   Batches batches(options, model, setup, device, writer);
   Row row;

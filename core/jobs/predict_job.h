@@ -7,23 +7,19 @@
 #include <string>
 #include <vector>
 
-#include "core/data/row_source.h"
-#include "core/train/predictor.h"
-#include "formats/row_format_overrides.h"
+#include "core/jobs/row_options.h"
 
 namespace sparktorch {
 
+// Everything `sparktorch predict` is told (the man page gives each field's meaning).
 struct PredictJobOptions {
   std::string model_path;
-  std::vector<std::string> inputs;  // empty: stdin
   // Laid over the row format in the model's manifest (rows as the model was trained on, the
-  // label optional) or, for a model without one, over the defaults.
-  RowFormatOverrides format;
-  BadRowPolicy on_bad_row = BadRowPolicy::kFail;
-  size_t max_line_bytes = 64 << 20;
-  std::vector<int64_t> input_shape;  // empty: the manifest's, else {num_features}
+  // label optional) or, for a model without one, over the defaults; input_shape empty: the
+  // manifest's, else {num_features}.
+  RowOptions rows;
   int64_t batch_size = 1024;
-  std::optional<PredictionKind> prediction;  // empty: the manifest's default
+  std::optional<std::string> prediction;  // argmax, vector, probabilities, class; empty: the manifest's default
   std::string device = "cpu";
   int threads = 0;  // CPU threads; 0: DefaultThreads()
   // Not empty: a line equal to it ends a group of rows; the group's predictions are written,
@@ -34,7 +30,7 @@ struct PredictJobOptions {
 
 // Runs `sparktorch predict` on `threads` CPU threads: writes to `out` exactly one line per input row, in input order:
 // the prediction ("VALUE"), or "ID<TAB>VALUE" for a row with an id; an empty line for a bad row
-// skipped under BadRowPolicy::kSkip; group_end's line after each group. Rows are read and predicted in batches. Throws the
+// skipped under --on-bad-row skip; group_end's line after each group. Rows are read and predicted in batches. Throws the
 // sparktorch::Error kinds.
 void RunPredictJob(const PredictJobOptions& options, std::FILE* out);
 

@@ -3,11 +3,9 @@
 
 #include <cstdio>
 #include <cstdint>
-#include <functional>
 #include <string>
 
 #include "core/jobs/model_source.h"
-#include "core/ps/parameter_server.h"
 
 namespace sparktorch {
 
@@ -17,8 +15,9 @@ struct HogwildServeOptions {
   uint64_t seed = 0;        // of its initial weights
   std::string output_path;  // the final model; empty: as records on stdout
   bool fresh_optimizer = false;  // a trained model's optimizer state is not resumed
-  // Where to listen and how to serve; its model and optimizer are filled in here.
-  ParameterServerOptions server;
+  bool lock = false;             // serialise pull, compute and push across workers
+  int pull_every = 1;            // steps a worker takes on its own copy between pulls
+  int early_stop_patience = 0;   // epochs without a better loss before every worker stops; 0: never
 };
 
 // Everything `sparktorch serve` is told (the man page gives each field's meaning). The
@@ -33,24 +32,15 @@ struct ServeJobOptions {
   double heartbeat_timeout = 0;  // 0: the mode's default (30 s sync, 300 s hogwild)
   uint32_t job_id = 0;           // sync: Open MPI's job id; 0: random
   int64_t max_staleness = -1;    // hogwild
-  // Hogwild: the model, its seed and output, and the server's lock, pull_every and
-  // early_stop_patience; the rest of its server options are filled in by RunServe.
-  HogwildServeOptions hogwild;
+  HogwildServeOptions hogwild;  // mode hogwild: the model, and how the server applies gradients
 };
 
 // Runs `sparktorch serve`: listens where `options` say (loopback only without a secret),
 // announces the address (the port file, else a line on `out` for a tracker, else the log), and
 // runs the tracker until every rank finished, or the parameter server (RunHogwildServe) with its
-// records on `out`. Throws RendezvousError or PeerError (with the tracker's message) when the
+// records on `out` (core/jobs/hogwild_serve.h). Throws RendezvousError or PeerError (with the tracker's message) when the
 // job did not finish, and the sparktorch::Error kinds of formats/error.h.
 void RunServe(const ServeJobOptions& options, std::FILE* out);
-
-// Runs the hogwild parameter server: builds the model, listens, calls `announce` with the port,
-// serves the workers until every one has finished or is lost, then writes the final model (to
-// model.output_path, or as records) and a summary record to `out`. Throws PeerError when no
-// worker finished, and the sparktorch::Error kinds of formats/error.h for bad options.
-void RunHogwildServe(const HogwildServeOptions& options, const std::function<void(int port)>& announce,
-                     std::FILE* out);
 
 }  // namespace sparktorch
 

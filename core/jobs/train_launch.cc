@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include <spdlog/spdlog.h>
 
@@ -13,6 +14,8 @@
 #include "core/data/rank_prefix.h"
 #include "core/device.h"
 #include "core/dist/world.h"
+#include "core/jobs/row_plan.h"
+#include "core/jobs/train_run.h"
 #include "core/net/socket.h"
 #include "formats/error.h"
 
@@ -72,14 +75,15 @@ std::optional<int> ReadRankFromStdin(const TrainLaunch& l, const TrainJobOptions
   if (l.world_size <= 0) throw UsageError("--rank-from-stdin needs --world-size N");
   // With --input files, stdin carries the rank alone (Spark's tasks that read Parquet files
   // themselves), and the rank picks this process's share of the files' rows.
-  if (std::find(job.inputs.begin(), job.inputs.end(), kStdinName) != job.inputs.end()) {
+  if (std::find(job.rows.inputs.begin(), job.rows.inputs.end(), kStdinName) != job.rows.inputs.end()) {
     throw UsageError("--rank-from-stdin reads the rank before the rows on stdin; not with --input -");
   }
   return ReadRankPrefix(STDIN_FILENO, l.world_size);
 }
 
 // A hogwild worker: one process of its own, training with the parameter server at --server.
-void RunHogwildWorker(TrainJobOptions& job, const TrainLaunch& l, bool any_rank, std::FILE* out) {
+void RunHogwildWorker(const TrainJobOptions& job, TrainRun run, const TrainLaunch& l, bool any_rank,
+                      std::FILE* out) {
   if (l.server.empty()) throw UsageError("--mode hogwild needs --server HOST:PORT (of `sparktorch serve --mode hogwild`)");
   if (!l.tracker.empty()) throw UsageError("--tracker is for --mode sync; hogwild workers use --server");
   if ((l.rank < 0 && !any_rank) || l.world_size <= 0) {
@@ -96,27 +100,28 @@ void RunHogwildWorker(TrainJobOptions& job, const TrainLaunch& l, bool any_rank,
   c.worker = any_rank ? -1 : l.rank;
   c.world_size = l.world_size;
   c.timeout = l.timeout;
-  job.hogwild = c;
-  if (!job.inputs.empty()) {  // workers given the same files take a share each
-    job.rows.share_rank = l.rank;
-    job.rows.share_world = l.world_size;
+  run.hogwild = c;
+  if (!job.rows.inputs.empty()) {  // workers given the same files take a share each
+    run.reader.share_rank = l.rank;
+    run.reader.share_world = l.world_size;
   }
-  job.mode = "hogwild";
-  job.launcher = "serve";
+  run.mode = "hogwild";
+  run.launcher = "serve";
   auto tag_lines = [](const std::string& worker) {
     spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e sparktorch[worker " + worker + "] %l: %v");
   };
   // A worker without rows learns its id from the server.
   tag_lines(any_rank ? std::string("any") : std::to_string(l.rank));
-  job.on_worker_id = [tag_lines](int worker) { tag_lines(std::to_string(worker)); };
+  run.on_worker_id = [tag_lines](int worker) { tag_lines(std::to_string(worker)); };
   LocalCommunicator local;
-  RunTrainJob(job, local, out);
+  RunTrainJob(job, run, local, out);
   FlushOut(out);
 }
 
 // One rank of a synchronous world (or a world of one): joins it, trains, and finishes it; a
 // failure is passed on to every other rank before it is thrown.
-void RunRank(TrainJobOptions& job, const TrainLaunch& l, bool any_rank, std::FILE* out) {
+void RunRank(const TrainJobOptions& job, TrainRun run, const TrainLaunch& l, bool any_rank,
+             std::FILE* out) {
   if (!l.server.empty()) throw UsageError("--server is for --mode hogwild");
   if (job.model.model_path.empty()) throw UsageError("--model is required");
   WorldOptions w;
@@ -141,11 +146,11 @@ void RunRank(TrainJobOptions& job, const TrainLaunch& l, bool any_rank, std::FIL
     // Ranks share one stderr under mpirun and one log directory under Spark: say whose line it is.
     spdlog::set_pattern("%Y-%m-%d %H:%M:%S.%e sparktorch[rank " + std::to_string(rank) + "] %l: %v");
   }
-  job.mode = world->sync() ? "sync" : "local";
-  job.launcher = world->launcher();
-  job.report_epoch = [&world](const std::string& json) { world->ReportEpoch(json); };
+  run.mode = world->sync() ? "sync" : "local";
+  run.launcher = world->launcher();
+  run.report_epoch = [&world](const std::string& json) { world->ReportEpoch(json); };
   try {
-    RunTrainJob(job, world->comm(), out);
+    RunTrainJob(job, run, world->comm(), out);
     FlushOut(out);
     world->Finish();
   } catch (...) {
@@ -162,12 +167,16 @@ bool IsHogwildWorker(const TrainLaunch& l) {
 }
 
 void RunTrain(TrainJobOptions job, TrainLaunch launch, std::FILE* out) {
+  TrainRun run;
+  run.reader = ReaderOptions(job.rows);
+  run.input_shape = ParseShape(job.model.input_shape, "--input-shape");
+  if (job.prediction) run.prediction = ParsePredictionKind(*job.prediction).value();
   bool any_rank = false;  // --rank-from-stdin found no rows: take a rank nobody claimed
   if (launch.rank_from_stdin) {
     const std::optional<int> rank = ReadRankFromStdin(launch, job);
     if (rank) {
       launch.rank = *rank;
-    } else if (!job.inputs.empty()) {
+    } else if (!job.rows.inputs.empty()) {
       // A process that reads files takes the share its rank picks: without one it has none.
       throw InputError("stdin: expected the rank (digits and a tab) before the end of input "
                        "(--rank-from-stdin with --input files), got nothing");
@@ -175,12 +184,12 @@ void RunTrain(TrainJobOptions job, TrainLaunch launch, std::FILE* out) {
       any_rank = true;
     }
   }
-  if (job.train.batch_size == 0 || job.train.batch_size < -1) {
+  if (job.batch_size == 0 || job.batch_size < -1) {
     throw UsageError("--batch-size must be a positive number of rows, or -1 for the whole partition");
   }
   ConfigureCpu(launch.threads > 0 ? launch.threads : DefaultThreads());
-  if (IsHogwildWorker(launch)) return RunHogwildWorker(job, launch, any_rank, out);
-  RunRank(job, launch, any_rank, out);
+  if (IsHogwildWorker(launch)) return RunHogwildWorker(job, std::move(run), launch, any_rank, out);
+  RunRank(job, std::move(run), launch, any_rank, out);
 }
 
 }  // namespace sparktorch

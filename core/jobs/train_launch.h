@@ -33,7 +33,7 @@ struct TrainLaunch {
 // Whether `launch` makes this process a hogwild worker (--mode hogwild, or auto with --server).
 bool IsHogwildWorker(const TrainLaunch& launch);
 
-// Runs `sparktorch train` as `launch` says: reads the rank from stdin when asked, sets the
+// Runs `sparktorch train` (`job`) as `launch` says: reads the rank from stdin when asked, sets the
 // CPU threads, then trains alone (local), as one rank of a synchronous world (mpirun's, or the
 // tracker's: Open MPI from the bundle, libsparktorch_pmi.so found beside the binary), or as a
 // hogwild worker of the parameter server; log lines say which rank or worker wrote them. The

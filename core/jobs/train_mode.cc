@@ -39,17 +39,19 @@ class RankMode : public TrainMode {
 // are read; it pulls and pushes through HogwildWorker's hooks, and the server writes the model.
 class HogwildMode : public TrainMode {
  public:
-  explicit HogwildMode(const TrainJobOptions& options) : options_(options) {}
+  HogwildMode(const TrainRun& run, const RowFormat& format,
+              std::optional<PredictionKind> prediction)
+      : run_(run), format_(format), prediction_(prediction) {}
 
   bool plans_model() const override { return false; }
   const char* without_rows() const override { return "without pushing gradients"; }
 
   bool AfterRows(const RankRows& rows, c10::Device device, ModelPlan* plan) override {
-    PsClientOptions connect = *options_.hogwild;
-    json info = {{"row_format", RowFormatToJson(options_.rows.format)},
-                 {"no_label", options_.rows.format.label == LabelPresence::kNone},
+    PsClientOptions connect = *run_.hogwild;
+    json info = {{"row_format", RowFormatToJson(format_)},
+                 {"no_label", format_.label == LabelPresence::kNone},
                  {"rows", rows.data.rows()}};
-    if (options_.prediction) info["prediction"] = PredictionKindName(*options_.prediction);
+    if (prediction_) info["prediction"] = PredictionKindName(*prediction_);
     const FeatureScale scale = MeasureFeatureScale(rows.data.features);
     if (scale.values > 0) {
       // For the server to warn on the driver when they are far from unit scale.
@@ -66,7 +68,7 @@ class HogwildMode : public TrainMode {
                    lost.worker(), lost.reason());
       return false;
     }
-    if (options_.on_worker_id) options_.on_worker_id(client_->worker());
+    if (run_.on_worker_id) run_.on_worker_id(client_->worker());
     *plan = PlanServedModel(client_->welcome().model(), "the parameter server's model", device);
     spdlog::info("joined the parameter server at {} as worker {} of {}: {} model, loss {}{}",
                  connect.server.ToString(), client_->worker(), connect.world_size, plan->source,
@@ -115,7 +117,7 @@ class HogwildMode : public TrainMode {
     json& s = *summary;
     s["rank"] = client_->worker();  // a worker's own world is one process
     s["worker"] = client_->worker();
-    s["world_size"] = options_.hogwild->world_size;
+    s["world_size"] = run_.hogwild->world_size;
     s["pulls"] = client_->pulls();
     s["pushes"] = client_->pushes();
     s["pushes_dropped"] = client_->pushes_dropped();
@@ -129,7 +131,7 @@ class HogwildMode : public TrainMode {
       // server reports it at once instead of waiting out its --timeout for a worker that never
       // comes. Best effort, briefly.
       try {
-        PsClientOptions brief = *options_.hogwild;
+        PsClientOptions brief = *run_.hogwild;
         brief.timeout = std::min(brief.timeout, 10.0);
         client_ = std::make_unique<PsClient>(brief);
       } catch (const std::exception&) {
@@ -139,15 +141,18 @@ class HogwildMode : public TrainMode {
   }
 
  private:
-  const TrainJobOptions& options_;
+  const TrainRun& run_;
+  const RowFormat format_;
+  const std::optional<PredictionKind> prediction_;
   std::unique_ptr<PsClient> client_;
   std::unique_ptr<HogwildWorker> worker_;
 };
 
 }  // namespace
 
-std::unique_ptr<TrainMode> MakeTrainMode(const TrainJobOptions& options) {
-  if (options.hogwild) return std::make_unique<HogwildMode>(options);
+std::unique_ptr<TrainMode> MakeTrainMode(const TrainRun& run, const RowFormat& format,
+                                         std::optional<PredictionKind> prediction) {
+  if (run.hogwild) return std::make_unique<HogwildMode>(run, format, prediction);
   return std::make_unique<RankMode>();
 }
 

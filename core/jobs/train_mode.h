@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,7 +12,10 @@
 
 #include "core/data/dataset.h"
 #include "core/jobs/model_plan.h"
-#include "core/jobs/train_job.h"
+#include "core/jobs/train_run.h"
+#include "core/train/predictor.h"
+#include "core/train/trainer.h"
+#include "formats/row_format.h"
 
 namespace sparktorch {
 
@@ -59,8 +63,10 @@ class TrainMode {
   virtual void Failed(const std::string& what) noexcept = 0;
 };
 
-// The mode `options` ask for: a hogwild worker when options.hogwild is set, else a rank.
-std::unique_ptr<TrainMode> MakeTrainMode(const TrainJobOptions& options);
+// The mode `run` says: a hogwild worker when run.hogwild is set (which tells the server how it
+// reads rows, `format`, and the `prediction` asked for), else a rank.
+std::unique_ptr<TrainMode> MakeTrainMode(const TrainRun& run, const RowFormat& format,
+                                         std::optional<PredictionKind> prediction);
 
 }  // namespace sparktorch
 

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "formats/error.h"
+#include "formats/parquet/leaf_cursor.h"
 
 namespace sparktorch {
 namespace parquet {
@@ -32,58 +33,6 @@ std::vector<std::string> SplitNames(const std::string& names) {
   }
 }
 
-// A leaf column being read row by row, and what it gave for the current row.
-struct Cursor {
-  size_t leaf = 0;
-  ValueKind kind = ValueKind::kNumber;
-  int max_def = 0;
-  int max_rep = 0;
-  int element_def = 0;  // the definition level of an element (present or null) of its list
-  ColumnValues values;
-  size_t level = 0;
-  size_t value = 0;
-  // The current row's: its first entry's definition level, whether a list held a null, its
-  // values (kNumber, kInteger) or text (kText).
-  int def = 0;
-  bool null_element = false;
-  std::vector<float> numbers;
-  std::vector<int32_t> integers;
-  std::string text;
-
-  int DefAt(size_t i) const { return values.def.empty() ? max_def : values.def[i]; }
-
-  // Moves past one row's entries, keeping its values when `keep`.
-  void Take(bool keep) {
-    null_element = false;
-    const size_t entries = static_cast<size_t>(values.entries);
-    if (level >= entries) throw InputError("a column with fewer values than its row group's rows");
-    def = DefAt(level);
-    // A row's present values are consecutive in the chunk's values: count them, then copy.
-    size_t present = 0;
-    do {
-      int d = DefAt(level);
-      if (d == max_def) {
-        ++present;
-      } else if (max_rep > 0 && d >= element_def) {
-        null_element = true;
-      }
-      ++level;
-    } while (max_rep > 0 && level < entries && values.rep[level] != 0);
-    if (keep) {
-      if (kind == ValueKind::kNumber) {
-        const float* from = values.numbers.data() + value;
-        numbers.assign(from, from + present);
-      } else if (kind == ValueKind::kInteger) {
-        const int32_t* from = values.integers.data() + value;
-        integers.assign(from, from + present);
-      } else {
-        text = present > 0 ? values.texts[value] : std::string();
-      }
-    }
-    value += present;
-  }
-};
-
 enum class Shape { kNumber, kArray, kVector, kText };
 
 }  // namespace
@@ -92,7 +41,7 @@ struct SelectedColumn {
   std::string name;
   Shape shape = Shape::kNumber;
   // kVector: type, size, indices, values; the others: one leaf.
-  std::vector<Cursor> leaves;
+  std::vector<LeafCursor> leaves;
   int present_def = 0;  // the definition level at which the column's value is not null
 };
 
@@ -125,7 +74,7 @@ std::unique_ptr<SelectedColumn> ParquetRowReader::Select(const std::string& name
   column->name = name;
   auto cursor = [&](size_t leaf, ValueKind kind) {
     const Leaf& l = file_.leaves()[leaf];
-    Cursor c;
+    LeafCursor c;
     c.leaf = leaf;
     c.kind = kind;
     c.max_def = l.max_def;
@@ -228,7 +177,7 @@ ParquetRowReader::~ParquetRowReader() = default;
 
 void ParquetRowReader::LoadRowGroup(size_t group) {
   auto load = [&](SelectedColumn& column) {
-    for (Cursor& c : column.leaves) {
+    for (LeafCursor& c : column.leaves) {
       file_.ReadColumn(group, c.leaf, c.kind, &c.values);
       c.level = 0;
       c.value = 0;
@@ -244,7 +193,7 @@ void ParquetRowReader::LoadRowGroup(size_t group) {
 void ParquetRowReader::CheckColumns() const {
   auto check = [&](const SelectedColumn& column) {
     for (size_t g = 0; g < file_.metadata().row_groups.size(); ++g) {
-      for (const Cursor& c : column.leaves) file_.CheckColumn(g, c.leaf);
+      for (const LeafCursor& c : column.leaves) file_.CheckColumn(g, c.leaf);
     }
   };
   for (const auto& f : features_) check(*f);
@@ -271,7 +220,7 @@ std::vector<ParquetRowReader::Column> ParquetRowReader::columns() const {
 
 void ParquetRowReader::TakeRow(bool keep) {
   auto take = [&](SelectedColumn& column) {
-    for (Cursor& c : column.leaves) c.Take(keep);
+    for (LeafCursor& c : column.leaves) c.Take(keep);
   };
   for (auto& f : features_) take(*f);
   if (label_) take(*label_);
@@ -303,7 +252,7 @@ void CheckFinite(const std::vector<float>& values, const char* what) {
 // gains are never scanned.
 void AppendValues(const SelectedColumn& column, int64_t max_size, bool allow_nan,
                   const char* what, std::vector<float>* out) {
-  const std::vector<Cursor>& leaves = column.leaves;
+  const std::vector<LeafCursor>& leaves = column.leaves;
   if (leaves[0].def < column.present_def) Null(column.name);
   switch (column.shape) {
     case Shape::kNumber:
@@ -317,10 +266,10 @@ void AppendValues(const SelectedColumn& column, int64_t max_size, bool allow_nan
     case Shape::kVector:
       break;
   }
-  const Cursor& type = leaves[0];
-  const Cursor& size = leaves[1];
-  const Cursor& indices = leaves[2];
-  const Cursor& values = leaves[3];
+  const LeafCursor& type = leaves[0];
+  const LeafCursor& size = leaves[1];
+  const LeafCursor& indices = leaves[2];
+  const LeafCursor& values = leaves[3];
   if (type.integers.empty() || values.null_element || indices.null_element) {
     throw RowError("column " + column.name + " is not a valid Spark ML vector", 0);
   }

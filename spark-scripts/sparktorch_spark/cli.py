@@ -189,12 +189,12 @@ def train_main(argv=None):
     except OptionError as e:
         sys.exit("train.py: error: %s" % e)
     from . import model_io  # pylint: disable=import-outside-toplevel
-    from . import spark as layer  # pylint: disable=import-outside-toplevel
+    from . import columns, spark as layer  # pylint: disable=import-outside-toplevel
     from .job import JobFailed  # pylint: disable=import-outside-toplevel
     from .serve import ServeError  # pylint: disable=import-outside-toplevel
     from .tasks import BinaryMissing  # pylint: disable=import-outside-toplevel
     session = _session("sparktorch train", args.remote)
-    df = layer.read_source(session, args.source, args.format, num_features=args.numFeatures)
+    df = columns.read_source(session, args.source, args.format, num_features=args.numFeatures)
     try:
         result = layer.train(df, options)
     except (OptionError, BinaryMissing, ServeError, JobFailed) as e:
@@ -224,7 +224,7 @@ def train_main(argv=None):
 def predict_main(argv=None):
     args = predict_parser().parse_args(argv)
     from . import model_io  # pylint: disable=import-outside-toplevel
-    from . import spark as layer  # pylint: disable=import-outside-toplevel
+    from . import columns, spark as layer  # pylint: disable=import-outside-toplevel
     session = _session("sparktorch predict", args.remote)
     if os.path.exists(args.model):
         with open(args.model, "rb") as f:
@@ -233,7 +233,7 @@ def predict_main(argv=None):
         model = model_io.read_through(session, args.model)
     else:
         model = model_io.read_bytes(_context(session), args.model)
-    df = layer.read_source(session, args.source, args.format, num_features=args.numFeatures)
+    df = columns.read_source(session, args.source, args.format, num_features=args.numFeatures)
     if args.partitions:
         df = df.repartition(args.partitions)
     from .tasks import BinaryMissing  # pylint: disable=import-outside-toplevel

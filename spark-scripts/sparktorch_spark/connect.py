@@ -58,7 +58,7 @@ def ship_package(session):
 def predict(df, model, columns, prediction_col, vector_out, probabilities, binary, threads,
             device, batch_size, verbose, on_bad_row):
     """`df` (a Connect DataFrame) with `prediction_col`: `model` (the .pt's bytes) applied by
-    `sparktorch predict` on the executors to `columns` ([(name, kind)], as spark._kinds gives
+    `sparktorch predict` on the executors to `columns` ([(name, kind)], as columns.column_kinds gives
     them), as spark.predict does for a classic DataFrame. `binary` is where the executors find
     the binary (tasks.find_binary's `configured`)."""
     from pyspark.ml.linalg import VectorUDT  # pylint: disable=import-outside-toplevel

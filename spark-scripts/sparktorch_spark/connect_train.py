@@ -111,7 +111,7 @@ def _read(path):
 
 
 def _slots(master, cpus):
-    from .spark import master_slots  # pylint: disable=import-outside-toplevel
+    from .slots import master_slots  # pylint: disable=import-outside-toplevel
     return master_slots(master, cpus) if master else None
 
 

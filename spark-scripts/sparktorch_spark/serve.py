@@ -165,3 +165,29 @@ class Serve:
         """Ends serve if it still runs and removes its files."""
         self.kill()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def driver_host(sc):
+    """The address tasks reach the driver at, as Spark's own executors do."""
+    return sc.getConf().get("spark.driver.host", None) or socket.getfqdn()
+
+
+def listen_host(bind_address, host):
+    """Where the driver's serve listens, as Spark's driver RPC does: `spark.driver.bindAddress`
+    when set (`bind_address`), else the address `host` (spark.driver.host) resolves to, so that a
+    driver with several interfaces (a docker bridge, a second NIC) listens only on the one its
+    executors reach it by. Every interface ("0.0.0.0") when that address is not this machine's
+    (a driver behind NAT advertises an address it cannot bind) or is a loopback address (a name
+    that resolves to 127.0.1.1 on the driver, as Debian's /etc/hosts has it, may resolve to the
+    host's real address on the executors)."""
+    if bind_address:
+        return bind_address
+    try:
+        address = socket.gethostbyname(host)
+        if address.startswith("127."):
+            return "0.0.0.0"
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind((address, 0))
+        return address
+    except OSError:
+        return "0.0.0.0"

@@ -40,9 +40,9 @@ def ours_lines(df, args):
     float32 in base64, through sparktorch-spark.jar, else Spark's decimal text), as
     sparktorch_spark.spark.predict makes it."""
     from sparktorch_spark import rows as text_rows  # pylint: disable=import-outside-toplevel
-    from sparktorch_spark import spark as layer  # pylint: disable=import-outside-toplevel
-    encoder = layer.features_encoder(df.sparkSession, [os.path.abspath(args.binary)])
-    return text_rows.row_text(None, layer._kinds(df, ["features"]), encoder)  # noqa pylint: disable=protected-access
+    from sparktorch_spark import columns, shipping  # pylint: disable=import-outside-toplevel
+    encoder = shipping.features_encoder(df.sparkSession, [os.path.abspath(args.binary)])
+    return text_rows.row_text(None, columns.column_kinds(df, ["features"]), encoder)
 
 
 def binary_alone(spark, args, paths, net, ours_model_bytes):

@@ -44,7 +44,7 @@ from sparktorch_spark import options as opts  # noqa: E402
 from sparktorch_spark import rows as text_rows  # noqa: E402
 from sparktorch_spark import spark as layer  # noqa: E402
 from sparktorch_spark.options import TrainOptions  # noqa: E402
-from sparktorch_spark import jvm  # noqa: E402
+from sparktorch_spark import columns, jvm, shipping  # noqa: E402
 from sparktorch_spark.tasks import binary_candidates, predict_command, process_env  # noqa: E402
 
 SPEC = os.path.join(REPO, "examples", "fashion_mnist_mlp.json")
@@ -141,11 +141,11 @@ def _command_and_text(df, model, binary):
     sc = df.sql_ctx.sparkSession.sparkContext
     with tempfile.NamedTemporaryFile(suffix=".pt", delete=False) as f:
         f.write(model)
-    command = predict_command(binary_candidates(binary, layer.files_dir(sc)),
-                              opts.verbosity_flags(-1), model_path=layer.ship_file(sc, f.name),
+    command = predict_command(binary_candidates(binary, shipping.files_dir(sc)),
+                              opts.verbosity_flags(-1), model_path=shipping.ship_file(sc, f.name),
                               vector_out=False)
-    text = text_rows.row_text(None, layer._kinds(df, ["features"]),  # noqa pylint: disable=protected-access
-                              layer.features_encoder(df.sql_ctx.sparkSession, [binary]))
+    text = text_rows.row_text(None, columns.column_kinds(df, ["features"]),
+                              shipping.features_encoder(df.sql_ctx.sparkSession, [binary]))
     return command, text
 
 

@@ -391,7 +391,7 @@ class MasterSlotsTest(unittest.TestCase):
     """The slots a master URL fixes, which plan_partitions need not wait for."""
 
     def test_local_masters_fix_their_slots_and_clusters_do_not(self):
-        from sparktorch_spark.spark import master_slots  # pylint: disable=import-outside-toplevel
+        from sparktorch_spark.slots import master_slots  # pylint: disable=import-outside-toplevel
         for master, task_cpus, slots in (("local", 1, 1), ("local[2]", 1, 2), ("local[4, 3]", 1, 4),
                                          ("local[*]", 1, 16), ("local[*]", 4, 4),
                                          ("local-cluster[2,1,1024]", 1, 2),
@@ -406,7 +406,7 @@ class ListenHostTest(unittest.TestCase):
     the address spark.driver.host names, else every interface."""
 
     def test_bind_address_wins_then_the_driver_host_address(self):
-        from sparktorch_spark.spark import listen_host  # pylint: disable=import-outside-toplevel
+        from sparktorch_spark.serve import listen_host  # pylint: disable=import-outside-toplevel
         self.assertEqual(listen_host("198.18.0.9", "somewhere"), "198.18.0.9")
         # (an address of this machine that is not loopback: tests/multihost/spark_driver.sh)
         # loopback (it may mean another address on the executors), an address of another

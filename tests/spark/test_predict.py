@@ -1,6 +1,6 @@
 """sparktorch_spark.tasks: PredictTask and the prediction command against the real binary with
 a model trained once, the tasks' launcher, finding the binary (find_binary) and the row
-encoder's jar beside it (spark.find_jar). Environment:
+encoder's jar beside it (shipping.find_jar). Environment:
 SPARKTORCH, REPO, DATA (see stage.py)."""
 import io
 import os
@@ -15,7 +15,7 @@ from unittest import mock
 from stage import DATA, REPO, csv_rows, vector_row
 
 from sparktorch_spark.runner import SparktorchError  # noqa: E402
-from sparktorch_spark.spark import find_jar  # noqa: E402
+from sparktorch_spark.shipping import find_jar  # noqa: E402
 from sparktorch_spark.tasks import (BinaryMissing, PredictTask, binary_candidates,  # noqa: E402
                                     find_binary, launcher, predict_command, prediction_value,
                                     process_env)

@@ -31,7 +31,7 @@ from pyspark.sql import SparkSession  # noqa: E402  pylint: disable=wrong-import
 from pyspark.sql import functions as F  # noqa: E402  pylint: disable=wrong-import-position
 from pyspark.sql import types as T  # noqa: E402  pylint: disable=wrong-import-position
 
-from sparktorch_spark import jvm  # noqa: E402  pylint: disable=wrong-import-position
+from sparktorch_spark import columns, jvm, shipping  # noqa: E402  pylint: disable=wrong-import-position
 from sparktorch_spark import rows as text_rows  # noqa: E402  pylint: disable=wrong-import-position
 from sparktorch_spark import spark as layer  # noqa: E402  pylint: disable=wrong-import-position
 
@@ -88,11 +88,11 @@ def main():
     df = spark.read.parquet(saved)
     with open(args.model, "rb") as f:
         model = f.read()
-    encoder = layer.features_encoder(spark, [args.binary])
+    encoder = shipping.features_encoder(spark, [args.binary])
     with open(args.facts, "w") as out:
         for case, label, features in CASES:
-            kinds = layer._kinds(df, features)  # pylint: disable=protected-access
-            labelled = layer.label_column(df, label) if label else None
+            kinds = columns.column_kinds(df, features)
+            labelled = columns.label_column(df, label) if label else None
             fact = {"case": case, "encoder": encoder}
             for key, name in (("lines", None), ("encoded", encoder)):
                 text = text_rows.row_text(labelled, kinds, name)

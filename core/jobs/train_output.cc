@@ -1,0 +1,93 @@
+#include <cstdio>
+
+#include "core/jobs/train_steps.h"
+#include "core/train/epoch_progress.h"
+
+// What a train job writes: the trained model's manifest, prediction records, the model (rank 0)
+// and the summary record.
+namespace sparktorch {
+
+using nlohmann::json;
+
+// The shared fields, its steps, and its time in the all-reduce (with > 1 rank).
+json RankEpochJson(const EpochStats& s) {
+  json j = EpochJson(s);
+  j["steps"] = s.steps;
+  j["lr"] = s.lr;
+  if (s.allreduce_seconds > 0) j["allreduce_seconds"] = s.allreduce_seconds;
+  return j;
+}
+
+Manifest TrainedManifest(const JobOutput& o, const Communicator& comm, const json& metrics, int epochs_run,
+                         const json& schedule_state) {
+  const TrainJobOptions& options = o.options;
+  const bool no_label = o.format.label == LabelPresence::kNone;
+  Manifest manifest =
+      PlanManifest(o.plan, o.loss, o.optimizer_spec, o.format, no_label, o.prediction);
+  manifest.training = {{"epochs", options.epochs},
+                       {"epochs_run", epochs_run},
+                       {"batch_size", options.batch_size},
+                       {"validation_pct", options.validation_fraction},
+                       {"early_stop_patience", options.early_stop_patience},
+                       {"seed", options.seed},
+                       {"shuffle", options.shuffle},
+                       {"rows", o.rows.world_rows},
+                       {"world_size", comm.world_size()},
+                       {"mode", o.run.mode},
+                       {"launcher", o.run.launcher},
+                       {"device", o.device.str()}};
+  if (schedule_state.is_object() && !schedule_state.empty()) {
+    manifest.training["lr_schedule_state"] = schedule_state;
+  }
+  manifest.metrics = metrics;
+  manifest.history = o.fitted.history;
+  return manifest;
+}
+
+void WritePredictions(RecordWriter& records, torch::jit::Module& module, const Dataset& data,
+                      const ModelPlan& plan, const Loss& loss, PredictionKind prediction,
+                      c10::Device device) {
+  Predictor predictor(module, device, plan.input_shape, prediction, loss.name());
+  predictor.PredictInBatches(data.features, 1024, [&](int64_t i, std::string_view text) {
+    records.WritePrediction(data.ids.empty() ? std::string_view() : data.ids[i], text);
+  });
+}
+
+void WriteModelAndSummary(const JobOutput& o, torch::jit::Module& module, const Communicator& comm,
+                          const TrainMode& mode, RecordWriter& records, double total_seconds) {
+  const TrainJobOptions& options = o.options;
+  const TrainResult& result = o.fitted.result;
+  const EpochStats& last = result.epochs.back();
+  // The metrics of the weights written: with early stopping, the best epoch's.
+  json final_metrics = RankEpochJson(result.kept_epoch > 0 ? result.Epoch(result.kept_epoch) : last);
+  final_metrics["stopped_early"] = result.stopped_early;
+  if (result.kept_epoch > 0) final_metrics["kept_epoch"] = result.kept_epoch;
+  const Manifest manifest =
+      TrainedManifest(o, comm, final_metrics, last.epoch, result.lr_schedule_state);
+  module.to(torch::kCPU);  // a saved model loads anywhere
+  if (mode.writes_model(comm.rank())) {
+    WriteJobModel(records, options.output_path, module, manifest, o.fitted.optimizer_state);
+  }
+  json summary = final_metrics;
+  summary["rank"] = comm.rank();
+  summary["world_size"] = comm.world_size();
+  summary["mode"] = o.run.mode;
+  summary["partition_rows"] = o.rows.data.rows();
+  char checksum[16];
+  std::snprintf(checksum, sizeof checksum, "%08x", o.fitted.checksum);
+  summary["weights_crc32"] = checksum;
+  mode.Summarise(&summary);
+  summary["rows_read"] = o.rows.rows_read;
+  summary["rows_skipped"] = o.rows.rows_skipped;
+  summary["validation_rows"] = o.held_out;
+  summary["epochs"] = last.epoch;
+  summary["read_seconds"] = o.rows.read_seconds;
+  summary["train_seconds"] = o.fitted.seconds;
+  summary["history"] = o.fitted.history;
+  summary["total_seconds"] = total_seconds;
+  if (!options.output_path.empty() && comm.rank() == 0) summary["model_path"] = options.output_path;
+  records.WriteSummary(summary.dump());
+  records.Flush();
+}
+
+}  // namespace sparktorch

@@ -1,0 +1,132 @@
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "core/data/dataset.h"
+#include "core/data/input_files.h"
+#include "core/jobs/train_steps.h"
+#include "core/model/shape.h"
+#include "core/train/examples.h"
+#include "formats/error.h"
+
+// The rows of a train job: this rank's reader, its rows and the world's, the model built once
+// they are known, and the validation split.
+namespace sparktorch {
+namespace {
+
+std::string DescribeInputNames(const std::vector<std::string>& inputs) {
+  std::string names;
+  for (const std::string& path : inputs) {
+    names += (names.empty() ? "" : ", ") + InputDisplayName(path);
+  }
+  return names;
+}
+
+std::string SkippedText(int64_t skipped, const char* prefix, const char* suffix) {
+  return skipped > 0 ? prefix + std::to_string(skipped) + suffix : std::string();
+}
+
+}  // namespace
+
+RowSourceOptions RankReaderOptions(const TrainJobOptions& options, const TrainRun& run,
+                                   const TrainMode& mode, const Communicator& comm,
+                                   c10::Device device, ModelPlan& plan) {
+  RowSourceOptions row_options = run.reader;
+  if (mode.plans_model() && (plan.module || SpecKnowsInputShape(plan.spec) ||
+                             !plan.input_shape.empty() || row_options.format.num_features > 0)) {
+    BuildModel(plan, row_options.format.num_features, device);
+  }
+  if (!plan.input_shape.empty()) {
+    row_options.format.num_features =
+        RowFeaturesFor(plan.input_shape, row_options.format.num_features);
+  }
+  if (comm.world_size() > 1 && !options.rows.inputs.empty()) {
+    row_options.share_rank = comm.rank();
+    row_options.share_world = comm.world_size();
+  }
+  return row_options;
+}
+
+RankRows ReadRankRows(const TrainJobOptions& options, const RowSourceOptions& row_options,
+                      const RowCheck& check, Communicator& comm, const TrainMode& mode) {
+  RankRows rows;
+  rows.inputs =
+      ExpandInputPaths(options.rows.inputs, row_options.format.kind == RowFormatKind::kParquet);
+  rows.names = DescribeInputNames(rows.inputs);
+  const auto reading = std::chrono::steady_clock::now();
+  RowSource source(rows.inputs, row_options, check);
+  rows.data = ReadDataset(source);
+  rows.read_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - reading).count();
+  rows.rows_read = source.rows_read();
+  rows.rows_skipped = source.rows_skipped();
+  const Dataset& data = rows.data;
+  const int world_size = comm.world_size();
+  const std::string where = world_size > 1 ? "rank " + std::to_string(comm.rank()) + ": " : "";
+  const std::string all_bad = SkippedText(rows.rows_skipped, " (all ", " were bad and skipped)");
+  if (data.rows() == 0 && world_size == 1 && mode.plans_model()) {
+    throw InputError(rows.names + ": no rows to train on" +
+                     (all_bad.empty() ? " (empty input)" : all_bad));
+  }
+  double all_rows = static_cast<double>(data.rows());
+  double width = data.rows() > 0 ? static_cast<double>(data.features.size(1)) : 0;
+  comm.AllreduceSum(&all_rows, 1);
+  comm.AllreduceMax(&width, 1);
+  rows.world_rows = static_cast<int64_t>(all_rows);
+  rows.width = static_cast<int64_t>(width);
+  if (all_rows == 0 && mode.plans_model()) {
+    throw InputError("no rank has rows to train on (all " + std::to_string(world_size) +
+                     " partitions are empty or bad)");
+  }
+  if (data.rows() == 0) {
+    spdlog::warn("{}no rows in this partition{}; it takes part {}", where, all_bad,
+                 mode.without_rows());
+  } else {
+    spdlog::info("{}read {} rows of {} features from {}{}", where, data.rows(),
+                 data.features.size(1), rows.names,
+                 SkippedText(rows.rows_skipped, " (", " bad rows skipped)"));
+  }
+  if (data.rows() > 0 && data.features.size(1) != rows.width) {
+    throw InputError(rows.names + ": rows have " + std::to_string(data.features.size(1)) +
+                     " features, another rank's have " + std::to_string(rows.width));
+  }
+  return rows;
+}
+
+void BuildAfterRows(ModelPlan& plan, const RankRows& rows, const Loss& loss, bool no_label,
+                    c10::Device device) {
+  if (!plan.output_shape.empty()) return;
+  BuildModel(plan, rows.width, device);
+  if (no_label) return;
+  for (int64_t i = 0; i < rows.data.rows(); ++i) {
+    auto row_label = rows.data.labels[i];
+    std::vector<float> label(row_label.data_ptr<float>(),
+                             row_label.data_ptr<float>() + row_label.numel());
+    std::string problem = loss.CheckLabel(label, plan.output_shape);
+    if (!problem.empty()) {
+      throw InputError(rows.names + ": row " + std::to_string(i + 1) + ": " + problem);
+    }
+  }
+}
+
+Split SplitRows(const Dataset& data, const TrainJobOptions& options, const ModelPlan& plan,
+                const Loss& loss, bool no_label) {
+  Split split;
+  Dataset train_rows = data, validation_rows;
+  split.held_out = static_cast<int64_t>(data.rows() * options.validation_fraction);
+  if (split.held_out > 0) {
+    torch::Generator gen = at::detail::createCPUGenerator(options.seed ^ 0x5eed5eedULL);
+    torch::Tensor order = torch::randperm(data.rows(), gen, torch::kLong);
+    validation_rows = SelectRows(data, std::get<0>(order.narrow(0, 0, split.held_out).sort()));
+    train_rows = SelectRows(
+        data, std::get<0>(order.narrow(0, split.held_out, data.rows() - split.held_out).sort()));
+  }
+  split.train = MakeExamples(train_rows, loss, plan.input_shape, plan.output_shape, no_label);
+  if (split.held_out > 0) {
+    split.validation =
+        MakeExamples(validation_rows, loss, plan.input_shape, plan.output_shape, no_label);
+  }
+  return split;
+}
+
+}  // namespace sparktorch
