@@ -9,9 +9,9 @@
 
 namespace sparktorch {
 
-// Frames of the parameter server's protocol (formats/README.md, section 5): a 4-byte
-// little-endian length, then that many bytes of a serialised ps::Message. Pure functions over
-// bytes, so that the socket code stays small and the decoder can be fuzzed.
+// Frames of the parameter server's protocol (sparktorch-formats(7), PARAMETER SERVER
+// PROTOCOL): a 4-byte little-endian length, then that many bytes of a serialised ps::Message.
+// Pure functions over bytes, so that the socket code stays small and the decoder can be fuzzed.
 
 inline constexpr size_t kFrameHeaderBytes = 4;
 // Before a connection is authenticated, no frame may be longer than this.

@@ -11,7 +11,7 @@
 namespace sparktorch {
 
 // The record stream sparktorch writes on stdout: one tagged record per line, so that a Spark
-// driver can split what `pipe` returns. Specified in formats/README.md:
+// driver can split what `pipe` returns. Specified in sparktorch-formats(7), RECORDS:
 //
 //   P <TAB> VALUE                                  a prediction for one input row
 //   P <TAB> ID <TAB> VALUE                         the same, for a row that carries an id

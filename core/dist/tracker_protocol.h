@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-// The tracker's wire protocol: lines of text over TCP, specified in formats/README.md
+// The tracker's wire protocol: lines of text over TCP, specified in sparktorch-formats(7)
 // ("Tracker protocol"). Shared by the tracker (`sparktorch serve`), the ranks' control link and
 // libsparktorch_pmi.so, which is why it knows no logging and no torch.
 

@@ -16,7 +16,7 @@ namespace parquet {
 
 struct SelectedColumn;  // a top-level column the reader reads, with its leaves' cursors
 
-// Reads Rows from one Parquet file, as formats/README.md section 1 ("parquet") says: the
+// Reads Rows from one Parquet file, as sparktorch-formats(7), PARQUET, says: the
 // features from the top-level columns `format.features_field` names (comma-separated: a Spark
 // ML vector, an array of numbers or a number each, joined in order), the label from
 // `format.label_field` (a number, an array or a vector), the id from `format.id_field` (a string

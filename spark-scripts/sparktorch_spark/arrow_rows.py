@@ -2,7 +2,7 @@
 and its answers back as Arrow arrays, with numpy over the batches' buffers: no Python loop over
 rows.
 
-The rows are the `compact` format (formats/README.md): each row's numbers, label first where
+The rows are the `compact` format (sparktorch-formats(7)): each row's numbers, label first where
 there is one, as little-endian float32 in standard base64, one line a row. The base64 of rows
 whose byte length is a multiple of 3 is the base64 of their concatenation cut into equal
 pieces, so all of a batch's rows but their last one or two bytes go through one call of

@@ -35,7 +35,7 @@ MANIFEST = "/extra/sparktorch.json"  # inside the .pt (a zip), after the archive
 
 
 def model_manifest(model):
-    """The manifest sparktorch embeds in a model it wrote (formats/README.md, section 3), as a
+    """The manifest sparktorch embeds in a model it wrote (sparktorch-formats(7), MODEL FILE), as a
     dict; {} for a TorchScript file without one."""
     with zipfile.ZipFile(io.BytesIO(model)) as z:
         for name in z.namelist():

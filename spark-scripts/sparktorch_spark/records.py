@@ -1,4 +1,4 @@
-"""sparktorch's stdout records (formats/README.md, section 2): split them, reassemble the model.
+"""sparktorch's stdout records (sparktorch-formats(7), RECORDS): split them, reassemble the model.
 
 Every line sparktorch writes on stdout is a record: P (a prediction), M (a model chunk), E (the
 end of the model) or S (a summary). `read_records` splits a stream of them and verifies the

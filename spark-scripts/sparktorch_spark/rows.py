@@ -1,6 +1,6 @@
 """Spark rows as text rows of sparktorch's `vector` format, built by Spark SQL in the JVM.
 
-A row is `LABEL,VECTOR` (or `VECTOR` without a label), as formats/README.md section 1 and
+A row is `LABEL,VECTOR` (or `VECTOR` without a label), as sparktorch-formats(7) (ROWS) and
 Spark's own `cast(vector AS STRING)` write them: a dense vector `[0.0,0.5,...]` or a sparse one
 `(784,[3,10],[0.5,0.25])`, a label a number or a vector. The text is made by SQL expressions, so
 the rows go from the DataFrame to the binary without entering a Python worker (the JVM's

@@ -1,10 +1,10 @@
 // Parquet read throughput: ParquetRowReader over whole files, as a training task reads them
 // (features "features", label "label"). The files are the arguments after the benchmark's own
 // flags, or $PARQUET_BENCH_FILES (space-separated); without either, the Spark-written fixture of
-// tests/formats/data/parquet. For the Fashion-MNIST numbers of formats/README.md, give the
-// part files of examples/spark_fashion_mnist.sh's out/spark/fashion_train.parquet (sparse
-// vectors) or of a dense write (784 doubles a row, dictionary-encoded). Items are rows; bytes
-// are the files' sizes.
+// tests/formats/data/parquet. For the Fashion-MNIST numbers of README.md ("Our reader, or
+// Arrow's?"), give the part files of examples/spark_fashion_mnist.sh's
+// out/spark/fashion_train.parquet (sparse vectors) or of a dense write (784 doubles a row,
+// dictionary-encoded). Items are rows; bytes are the files' sizes.
 
 #include <benchmark/benchmark.h>
 

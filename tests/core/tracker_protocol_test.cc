@@ -71,7 +71,7 @@ TEST(TrackerProtocol, MacBindsTheNonceAndEveryClaim) {
   EXPECT_EQ(HelloMac("", "nonce", hello), "-");
 }
 
-// The wire format that formats/README.md's Python client writes: hmac.new(b"secret",
+// The wire format that sparktorch-formats(7)'s Python client writes: hmac.new(b"secret",
 // b"sparktorch-tracker 1|00ff|control|65537|2|4|host/boot", hashlib.sha256).hexdigest().
 TEST(TrackerProtocol, MacIsPythonsHmacSha256OfTheClaims) {
   EXPECT_EQ(HelloMac("secret", "00ff", ARank()),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# train without --output writes the record stream of formats/README.md section 2 (P, M, E, S);
+# train without --output writes the record stream of sparktorch-formats(7), RECORDS (P, M, E, S);
 # unpack reassembles a model that predicts exactly as the one train --output writes, and
 # refuses a stream whose chunks are corrupt, missing, repeated or out of order (exit 5, a message
 # naming the line and the chunk).
@@ -43,7 +43,7 @@ read -r _ e_count e_bytes _ < <(grep $'^E\t' records.txt)
 assert_eq "$e_count" "$chunks" "E record's chunk count"
 assert_eq "$e_bytes" "$(wc -c <unpacked.pt | tr -d ' ')" "E record's byte count = size of the model"
 
-check "the model as formats/README.md specifies it: base64 chunks with CRC-32s, read by Python"
+check "the model as sparktorch-formats(7) specifies it: base64 chunks with CRC-32s, read by Python"
 python3 - records.txt independent.pt <<'EOF'
 import base64, sys, zlib
 model = b""

@@ -1,5 +1,5 @@
 """The spark-submit job of parquet_written_test.py: Parquet files as Spark writes them, for the
-reader's conformance check (issue 26; formats/README.md, the Parquet table).
+reader's conformance check (issue 26; sparktorch-formats(7), PARQUET).
 
 One small DataFrame (200 rows: a double label, int, bigint, float, double and boolean columns,
 an array of doubles, a dense and a sparse Spark ML vector, nulls in every nullable column) is

@@ -1,5 +1,5 @@
 """spark-real.LINE.parquet_written.local: the Parquet files this Spark writes are read by
-sparktorch's reader as pyarrow reads them (issue 26; formats/README.md, the Parquet table).
+sparktorch's reader as pyarrow reads them (issue 26; sparktorch-formats(7), PARQUET).
 
 parquet_written_job.py writes one small DataFrame (numbers of each type with nulls, an array of
 doubles, a dense and a sparse vector) once per codec this Spark's writer has (none, snappy,

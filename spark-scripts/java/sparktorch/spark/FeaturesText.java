@@ -12,7 +12,7 @@ import org.apache.spark.sql.api.java.UDF1;
 
 /**
  * The features of a row as the vector format's dense float32 form, {@code <BASE64>}: standard
- * base64 of the values as little-endian IEEE-754 float32 (formats/README.md, section 1). Spark
+ * base64 of the values as little-endian IEEE-754 float32 (sparktorch-formats(7), ROWS). Spark
  * SQL calls it, registered as a Java UDF, on a struct of the feature columns: one Spark ML
  * vector, or numbers and arrays of numbers, joined in order. It writes no decimal digits, which
  * is where Spark's own text ({@code CAST(vector AS STRING)}, Double.toString) spends its time.
