@@ -18,6 +18,7 @@ packages=(
   patchelf  # the binary's faster start (cli/link_order.sh) and the bundle (examples/make_bundle.sh)
   default-jdk-headless  # javac: sparktorch-spark.jar, the Spark layer's row encoder
   dataset-fashion-mnist python3 python3-torch python3-numpy
+  man-db groff-base  # man -l: integration.man_pages renders the pages in man/
 )
 
 missing=()

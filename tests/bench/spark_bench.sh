@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Spark benchmarks (README, "Spark: measured"), on a real Spark:
+# The Spark benchmarks (man/sparktorch-spark.7, PERFORMANCE), on a real Spark:
 #   1. spark_fit_bench.py: the 3-epoch, 60,000-row, 2-partition sync fit of the MLP, in phases
 #      (start-up and checks, ranks starting, rows into the binary, training, model back), then
 #      the test accuracy and prediction rows/s;

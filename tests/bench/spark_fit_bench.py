@@ -1,4 +1,4 @@
-"""A Spark fit end to end, in phases, as a user waits for it (README, "Spark: measured").
+"""A Spark fit end to end, in phases, as a user waits for it (man/sparktorch-spark.7, PERFORMANCE: "A fit in phases").
 
     spark-submit --master 'local[2]' tests/bench/spark_fit_bench.py \
         --train out/spark/fashion_train.parquet --test out/spark/fashion_test.parquet \

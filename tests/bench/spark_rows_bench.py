@@ -1,4 +1,4 @@
-"""Rows per second from a Spark DataFrame into the binary and back (README, "Spark: measured").
+"""Rows per second from a Spark DataFrame into the binary and back (man/sparktorch-spark.7, PERFORMANCE: "Rows into the binary").
 
     spark-submit --master 'local[2]' tests/bench/spark_rows_bench.py --data out/spark \
         --binary build/sparktorch

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Synchronous training on Fashion-MNIST, 1 rank against 2 (README, "Scaling (measured)"):
+# Synchronous training on Fashion-MNIST, 1 rank against 2 (man/sparktorch.1, PERFORMANCE: "Synchronous training"):
 #   1. the gradient all-reduce's share of the step time for the MLP with 2 ranks, and the raw
 #      MPI_Allreduce of the same buffer (allreduce_bench);
 #   2. training samples/s, 1 rank against 2 ranks of 1 thread each;
