@@ -15,7 +15,7 @@ MODES = {"sync": "sync", "synchronous": "sync", "hogwild": "hogwild", "async": "
 LOSSES = ("cross_entropy", "nll", "mse", "l1", "smooth_l1", "bce", "bce_with_logits")
 OPTIMIZERS = ("sgd", "adam", "adamw", "rmsprop", "adagrad")
 
-# name: (default, type, what it is). The table README.md and the entry points show.
+# name: (default, type, what it is). The table sparktorch-spark(7), OPTIONS, and the entry points show.
 TRAIN_OPTIONS = {
     "torchObj": (None, str, "the model: a JSON spec (.json) or a TorchScript model (.pt), a "
                  "path on the driver"),

@@ -88,7 +88,7 @@ def find_jar(binaries):
 def features_encoder(session, binaries, log=None):
     """The SQL name of sparktorch's features function (rows.features_text) in `session`, from
     the jar find_jar finds; None, saying once on `log` why, when the rows must go as Spark's
-    decimal text (slower: README, "How the rows reach the binary")."""
+    decimal text (slower: sparktorch-spark(7), HOW THE ROWS REACH THE BINARY)."""
     jar, why = find_jar(binaries)
     if jar is not None:
         name = jvm.features_text_function(session, jar)

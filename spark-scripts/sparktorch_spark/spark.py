@@ -208,7 +208,7 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
     threads = threads or int(sc.getConf().get("spark.task.cpus", "1"))
     candidates = binary_candidates(binary, shipping.files_dir(sc))
     env = process_env(threads, candidates)
-    # The paths, fastest first (README, "How the rows reach the binary"): with the jar, each
+    # The paths, fastest first (sparktorch-spark(7), HOW THE ROWS REACH THE BINARY): with the jar, each
     # row and its prediction in one pass in the JVM, through a predict process kept between
     # the executor's tasks (answering partition by partition: groups); without it, the JVM's
     # pipe zipped with a second read of the rows where that read gives them in the same order;

@@ -89,7 +89,7 @@ def process_env(threads, candidates=()):
     started by the launcher of `candidates`, its launcher_env. OpenBLAS starts a
     thread per core as the binary loads, before the binary sets the count it uses (--threads),
     and an idle one spins for a while: 0.1-0.2 s of CPU a start, taken from the other processes
-    starting on the same cores (README, Performance)."""
+    starting on the same cores (sparktorch-spark(7), PERFORMANCE)."""
     env = {"OPENBLAS_NUM_THREADS": str(threads)}
     if candidates:
         env.update(launcher_env(candidates))
