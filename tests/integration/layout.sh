@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# The house's layout rules (issue 28; ARCHITECTURE in man/sparktorch-spark.7), checked on the
+# source tree: cli/ includes of the project only core/jobs/ headers and core/version.h; the
+# core/jobs headers it includes hold the jobs' plain options, so they include nothing but each
+# other and the standard library (nlohmann::json, which inspect prints, aside: no torch, no MPI,
+# no lower layer); formats/ includes nothing of core/ or cli/; no .cc in core/
+# or formats/ and no .py in spark-scripts/ is over 400 lines. The binary is not run.
+source "$(dirname "$0")/lib.sh"
+setup_workdir layout
+cd "$REPO"
+
+# project_includes FILE...: FILE:LINE: "path" for each #include "..." of the project.
+project_includes() {
+  grep -Hn '^#include "' "$@" | sed 's/#include //'
+}
+
+check "cli/ includes of the project only core/jobs/ and core/version.h"
+bad=$(project_includes cli/*.cc cli/*.h | grep -vE ':"(cli/|core/jobs/|core/version\.h")' || true)
+[[ -z $bad ]] || fail "cli/ reaches past core/jobs:
+$bad"
+echo "  ok: $(project_includes cli/*.cc cli/*.h | wc -l) includes, all cli/, core/jobs/ or core/version.h"
+
+check "the core/jobs headers cli/ includes include only other such headers (plain options)"
+mapfile -t facing < <(project_includes cli/*.cc cli/*.h | sed -n 's/.*:"\(core\/jobs\/[^"]*\)"/\1/p' | sort -u)
+((${#facing[@]} >= 6)) || fail "expected cli/ to include at least 6 core/jobs headers, found ${#facing[@]}"
+seen=" ${facing[*]} "
+queue=("${facing[@]}")
+while ((${#queue[@]} > 0)); do
+  header=${queue[0]}
+  queue=("${queue[@]:1}")
+  while read -r included; do
+    [[ $included == core/jobs/* ]] || fail "$header (which cli/ sees) includes $included"
+    if [[ $seen != *" $included "* ]]; then
+      seen+="$included "
+      queue+=("$included")
+    fi
+  done < <(sed -n 's/^#include "\([^"]*\)"/\1/p' "$header")
+  ! grep -qE '^#include <(torch|ATen|c10|mpi|spdlog|CLI)' "$header" ||
+    fail "$header (which cli/ sees) includes a library header: $(grep -E '^#include <' "$header" | tr '\n' ' ')"
+done
+echo "  ok:$seen"
+
+check "formats/ includes nothing of core/ or cli/"
+bad=$(project_includes $(find formats -name '*.h' -o -name '*.cc') | grep -E ':"(core|cli)/' || true)
+[[ -z $bad ]] || fail "formats/ reaches up:
+$bad"
+echo "  ok"
+
+check "no .cc in core/ or formats/ and no .py in spark-scripts/ over 400 lines"
+
+long=$( (find core formats -name '*.cc'; find spark-scripts -name '*.py') |
+  xargs wc -l | awk '$2 != "total" && $1 > 400 { print $2 ": " $1 " lines" }')
+[[ -z $long ]] || fail "files over 400 lines (split them by concept):
+$long"
+echo "  ok: the longest is $( (find core formats -name '*.cc'; find spark-scripts -name '*.py') |
+  xargs wc -l | grep -v ' total$' | sort -n | tail -1 | awk '{ print $2 ", " $1 " lines" }')"
+
+echo "PASS: layout"
