@@ -213,14 +213,16 @@ void RunPredictJob(const PredictJobOptions& options, std::FILE* out) {
     }
     if (!source.group_ended()) break;
     batches.Flush();
-    writer.Write({}, options.group_end);
-    writer.Flush();
+    // Said before the group's end goes out: a reader that hands this process to its next group
+    // when the end arrives must not find this group's line in the next group's stderr.
     const auto now = std::chrono::steady_clock::now();
     spdlog::info("predicted {} rows in {:.2f} s (group {} of this process)",
                  source.rows_read() - group_rows_before,
                  std::chrono::duration<double>(now - group_started).count(), ++groups);
     group_rows_before = source.rows_read();
     group_started = now;
+    writer.Write({}, options.group_end);
+    writer.Flush();
   }
   batches.Flush();
   writer.Finish();

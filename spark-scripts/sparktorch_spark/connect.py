@@ -157,6 +157,9 @@ class _Kept:
     def answer(self, data):
         """What the process answers to `data` (a group's lines), without the end line.
         Raises RuntimeError with its exit status and its last error line when it fails."""
+        # A failure quotes this group's lines only: the binary writes a group's own stderr line
+        # before its end line, so the previous group's has come before this group starts.
+        self.tail = []
         writer = threading.Thread(target=self._write, args=(data,), daemon=True)
         writer.start()
         out = bytearray()

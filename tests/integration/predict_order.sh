@@ -143,6 +143,14 @@ run_ok groups.txt "$SPARKTORCH" predict --model mlp.pt --group-end "#end" <group
 assert_same_file expected_groups.txt groups.txt "grouped predictions"
 grep -q "predicted 193 rows in .* (group 3 of this process)" groups.txt.err ||
   fail "no summary of the third group of 193 rows in groups.txt.err"
+# Each group's line on stderr goes out before its end line on stdout: the Spark layer hands a
+# kept process to the next partition when the end line arrives, and the line must not land in
+# that partition's stderr (and its failure message). One pipe for both shows the order.
+"$SPARKTORCH" predict --model mlp.pt --group-end "#end" <groups.csv >merged.txt 2>&1 ||
+  fail "predict --group-end with stdout and stderr merged exited $?"
+order=$(grep -E '^#end$|\(group [0-9]+ of this process\)' merged.txt |
+  sed -E 's/.*\(group ([0-9]+) of this process\).*/said \1/; s/^#end$/end/' | tr '\n' ' ')
+assert_eq "said 1 end said 2 end said 3 end " "$order" "each group's line, then its end line"
 { head -n 3 rows.csv; echo "#end"; head -n 4 rows.csv; echo "1,2,3"; } >bad_group.csv
 expect_exit 3 "sparktorch: error: stdin:5: expected 784 columns (784 features) or 785 (784 features + 1 label), got 3" \
   -- "$SPARKTORCH" -q predict --model mlp.pt --group-end "#end" <bad_group.csv
