@@ -3,7 +3,8 @@
 # DT_NEEDED list, but never lets a library take an ordinary symbol from the library it bound to
 # before; a weak symbol may bind to another copy. Checked on a small program: libfirst and libbusy
 # both define pick() (ordinary), libbase and libweak both define other() (weak), and libbusy and
-# libweak have many bindings (so they are the ones the script wants first).
+# libweak have many bindings (so they are the ones the script wants first). Then the sparktorch
+# binary: it binds sgemm_ where libtorch_cpu alone would, and its RUNPATH has no empty entry.
 source "$(dirname "$0")/lib.sh"
 setup_workdir link_order
 command -v patchelf >/dev/null || fail "patchelf is missing (examples/install_deps.sh installs it)"
@@ -67,3 +68,10 @@ else
   echo "  (no libtorch_cpu.so to load from Python here; only that sparktorch binds sgemm_: $actual)"
   [[ -n $actual ]] || fail "sparktorch's libtorch_cpu binds no sgemm_"
 fi
+
+check "the sparktorch binary's RUNPATH has no empty entry (the loader would search the working directory)"
+runpath=$(readelf -d "$SPARKTORCH" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]$/\1/p')
+echo "  RUNPATH: ${runpath:-(none)}"
+[[ ! ":$runpath:" =~ :: || -z $runpath ]] ||
+  fail "RUNPATH '$runpath' has an empty entry"
+echo "  ok: no empty entry"
