@@ -14,20 +14,25 @@
 # its own pyspark comes first. SPARK_HOME of a line is the pyspark package directory, which
 # PYENV/spark-LINE/spark-home links to (bin/spark-submit, jars/).
 #
-# Idempotent: an environment whose stamp matches the pins below is reused as it is (no network);
-# a missing or different one is made again. Needs /usr/bin/python3 with venv (python3-venv, which
+# Every package is pinned, with its hashes, in a lock file per environment
+# (examples/python-locks/ENV.lock, made from ENV.in by examples/python_lock.py lock) and installed
+# with `pip install --no-deps --require-hashes`: pip resolves nothing here, so a fresh machine
+# gets exactly what the locks name, whatever PyPI serves that day.
+#
+# Idempotent: an environment whose stamp (its lock's sha256, the Python, the base it sees) is
+# current and whose packages are exactly its lock's (examples/python_lock.py check: versions,
+# `pip check`, imports) is reused as it is, with no network; one whose lock changed or that
+# drifted from it (a package added, removed or upgraded by hand) is made again, after a line
+# that says why. Needs /usr/bin/python3 with venv (python3-venv, which
 # examples/install_deps.sh installs) and PyPI.
 #   SPARKTORCH_PYENV  the folder (default: /opt/sparktorch-python)
 set -euo pipefail
 
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 pyenv=${SPARKTORCH_PYENV:-/opt/sparktorch-python}
 python=/usr/bin/python3
-
-# The newest of each line on PyPI on 2026-11-27. numpy 1.x and pandas 2.x: what both Spark lines
-# support (Spark 3.5's pandas API predates numpy 2 and pandas 3).
-base_pins=(torch==2.15.0 "numpy==1.26.4" "pandas==2.2.3" "pyarrow==18.1.0" duckdb==1.1.3
-  sparktorch==0.2.0 flask requests dill)
-declare -A spark_pins=([3.5]="pyspark[connect]==3.5.9" [4]="pyspark[connect]==4.3.0")
+locks=$here/python-locks
+lock_tool=$here/python_lock.py
 
 say() { echo "install_python: $*" >&2; }
 
@@ -36,18 +41,17 @@ site_packages() { "$1/bin/python" -c 'import sysconfig; print(sysconfig.get_path
 
 spark_home() { echo "$(site_packages "$pyenv/spark-$1")/pyspark"; }
 
-# ensure_venv DIR STAMP PIN...: makes DIR a venv with PIN... installed, unless DIR's stamp is
-# STAMP already.
+# ensure_venv ENV [BASE_SITE]: makes $pyenv/ENV from python-locks/ENV.lock (seeing BASE_SITE's
+# packages through a .pth file), unless it is current and matches its lock.
 ensure_venv() {
-  local dir=$1 stamp=$2
-  shift 2
-  if [[ -x $dir/bin/python && -f $dir/.sparktorch-stamp && $(<"$dir/.sparktorch-stamp") == "$stamp" ]]; then
-    return
+  local env=$1 base=${2:-} dir=$pyenv/$1 lock=$locks/$1.lock stamp why
+  stamp="lock=$(sha256sum <"$lock" | cut -d' ' -f1) python=$("$python" -V 2>&1) base=$base"
+  if [[ -f $dir/.sparktorch-stamp && $(<"$dir/.sparktorch-stamp") == "$stamp" ]]; then
+    why=$("$python" "$lock_tool" check "$dir" "$lock" 2>&1) && return
+    say "$why: making it again"
   fi
-  say "installing $dir: $stamp"
-  rm -rf "$dir"
-  "$python" -m venv "$dir"
-  "$dir/bin/python" -m pip install -q --disable-pip-version-check "$@" >&2
+  say "installing $dir from ${lock#"$here/"}"
+  "$python" "$lock_tool" install "$dir" "$lock" ${base:+--base "$base"} >&2
   echo "$stamp" >"$dir/.sparktorch-stamp"
 }
 
@@ -78,11 +82,10 @@ PY
 
 [[ -x $python ]] || { say "no $python (examples/install_deps.sh installs it)"; exit 1; }
 mkdir -p "$pyenv"
-ensure_venv "$pyenv/base" "${base_pins[*]}" "${base_pins[@]}"
+ensure_venv base
 base_site=$(site_packages "$pyenv/base")
-for line in "${!spark_pins[@]}"; do
-  ensure_venv "$pyenv/spark-$line" "${spark_pins[$line]} base=$base_site" "${spark_pins[$line]}"
-  echo "$base_site" >"$(site_packages "$pyenv/spark-$line")/sparktorch-base.pth"
+for line in 3.5 4; do
+  ensure_venv "spark-$line" "$base_site"
   ln -sfn "$(spark_home "$line")" "$pyenv/spark-$line/spark-home"
 done
 ensure_connect_jar "$(spark_home 3.5)/jars"

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # From a fresh clone to a trained Fashion-MNIST classifier: installs the Debian packages (as
-# root), builds sparktorch, writes the data set as CSV into out/, trains the MLP of
-# examples/fashion_mnist_mlp.json for 10 epochs from stdin with a one-cycle learning-rate
-# schedule, predicts the test set, and prints the test accuracy and the throughput. Then the
-# product's main job, on Spark: installs stock Spark 4 from PyPI (examples/install_python.sh,
-# into a venv), writes the data as Parquet, and fits the SparkTorch ML stage (2 tasks, sync, 3
-# epochs) on local[2], saves and loads the fitted Pipeline, transforms the test set, and prints
-# the fit's and the transform's time and the test accuracy. Runs from any directory.
-#   SPARK      0: skip the Spark job       SPARK_LINE  4 (default) or 3.5
+# root) and, for the Spark job, the Python environments with stock Spark from PyPI as their lock
+# files pin them (examples/install_python.sh), then builds sparktorch (with those there, the
+# build also makes sparktorch-spark.jar, the Spark layer's row encoder, and torch2/sparktorch),
+# writes the data set as CSV into out/, trains the MLP of examples/fashion_mnist_mlp.json for 10
+# epochs from stdin with a one-cycle learning-rate schedule, predicts the test set, and prints
+# the test accuracy and the throughput. Then the product's main job, on Spark: writes the data
+# as Parquet, and fits the SparkTorch ML stage (2 tasks, sync, 3 epochs) on local[2], saves and
+# loads the fitted Pipeline, transforms the test set, and prints the fit's and the transform's
+# time and the test accuracy. Runs from any directory.
+#   SPARK      0: skip the Spark job (and the Python environments)    SPARK_LINE  4 (default) or 3.5
 #   BUILD_DIR  build folder (default: build/)    THREADS  passed to --threads when set
 #   EPOCHS     training epochs (default: 10)     PYTHON   interpreter for the data script
 #   SEED       --seed (default: 0)               SETUP    0: skip installing and building
@@ -33,12 +35,20 @@ model=out/$name.pt
 step() { echo "== $*" >&2; }
 now() { date +%s.%N; }
 
+pyenv=${SPARKTORCH_PYENV:-/opt/sparktorch-python}
 if [[ ${SETUP:-1} != 0 ]]; then
   step "installing Debian packages (examples/install_deps.sh)"
   examples/install_deps.sh
 
+  # Before the build: CMake builds the jar against Spark's jars and torch2/sparktorch against
+  # PyTorch 2.x only when they are there.
+  if [[ ${SPARK:-1} != 0 ]]; then
+    step "installing PyTorch 2.x and stock Spark 3.5 and 4 from PyPI, as examples/python-locks/ pins them (examples/install_python.sh)"
+    pyenv=$(examples/install_python.sh)
+  fi
+
   step "building sparktorch (examples/build.sh)"
-  examples/build.sh
+  CMAKE_ARGS="${CMAKE_ARGS:-} -DSPARKTORCH_PYENV=$pyenv" examples/build.sh
 fi
 
 source examples/fashion_mnist_csv.sh
@@ -76,8 +86,8 @@ awk -v rows="$train_rows" -v epochs="$epochs" -v ts="$train_seconds" \
 }'
 
 [[ ${SPARK:-1} != 0 ]] || exit 0
-step "installing stock Spark ${SPARK_LINE:-4} from PyPI (examples/install_python.sh)"
-spark_env=$(examples/install_python.sh)/spark-${SPARK_LINE:-4}
+[[ ${SETUP:-1} != 0 ]] || pyenv=$(examples/install_python.sh)
+spark_env=$pyenv/spark-${SPARK_LINE:-4}
 submit() {
   PYSPARK_PYTHON=$spark_env/bin/python PYSPARK_DRIVER_PYTHON=$spark_env/bin/python \
     "$spark_env/spark-home/bin/spark-submit" --master "local[2]" "$@" 2>>out/spark.log || {

@@ -3,8 +3,8 @@
 
 Runs parquet_dump (tests/formats/parquet_dump.cc: what the reader makes of each column of a file)
 over
-  (a) every file of apache/parquet-testing's data/ and bad_data/ (--corpus; skipped, saying so,
-      when absent), each within 1 second: a crash or a hang fails;
+  (a) every file of apache/parquet-testing's data/ and bad_data/ (--corpus), each within 1
+      second: a crash or a hang fails;
   (b) files this script writes with pyarrow (every codec it has, data pages v1 and v2, with and
       without dictionaries, DELTA_BINARY_PACKED, BYTE_STREAM_SPLIT, RLE booleans, nulls; int32,
       int64, float, double, bool and list<double> columns) and with DuckDB;
@@ -22,7 +22,10 @@ and prints a summary: files, columns read and compared, refusals by reason.
 Usage: parquet_conformance.py --dump PARQUET_DUMP --corpus PARQUET_TESTING --work DIR
        parquet_conformance.py --dump PARQUET_DUMP --files DIR   (only DIR's .parquet files, every
        numeric column of each to be read: the files Spark writes, spark-real.*.parquet_written)
-Exit status: 0 when all holds, 1 otherwise, 77 when pyarrow is missing (the test is skipped).
+Exit status: 0 when all holds, 1 otherwise, 77 (the test is skipped, after a line that says why)
+when pyarrow is not installed or the corpus is not there; where CI=true a skip is a failure
+(exit 1), as tests/skip.sh has it. A pyarrow that is there but fails to import (built for
+another numpy) is a failure, never a skip.
 """
 
 import argparse
@@ -33,13 +36,26 @@ import os
 import subprocess
 import sys
 
+
+
+def skip(why):
+    """Ends the test as skipped (exit 77), or where CI=true as failed (tests/skip.sh)."""
+    if os.environ.get("CI") == "true":
+        print(f"parquet_conformance: FAIL: {why} (CI=true: a skip is a failure)", flush=True)
+        sys.exit(1)
+    print(f"parquet_conformance: skipped: {why}", flush=True)
+    sys.exit(77)
+
+
 try:
     import numpy as np
     import pyarrow as pa
     import pyarrow.parquet as pq
-except ImportError as e:  # the base venv of examples/install_python.sh has them
-    print(f"parquet_conformance: skipped: {e}")
-    sys.exit(77)
+except ModuleNotFoundError as e:  # the base venv of examples/install_python.sh has them
+    skip(f"{e} (examples/install_python.sh's base environment has it)")
+except ImportError as e:  # there, but broken: a failure
+    print(f"parquet_conformance: FAIL: {e}", flush=True)
+    sys.exit(1)
 
 TIMEOUT_S = 1.0
 
@@ -371,18 +387,18 @@ def check_refusal(path, line, supported, report, expect_all_read, unread_codec):
 
 
 def corpus(dump, root, supported, report):
+    """Checks every file of the corpus at `root`; returns why it could not (None when it did)."""
     folders = [os.path.join(root, d) for d in ("data", "bad_data")]
     if not all(os.path.isdir(f) for f in folders):
-        print(f"parquet_conformance: SKIPPED the parquet-testing corpus: no {root}/data and "
-              f"bad_data (apache/parquet-testing, expected beside the repository in "
-              f"../shared/parquet-testing)")
-        return
+        return (f"no parquet-testing corpus: no {root}/data and bad_data (apache/parquet-testing, "
+                f"expected beside the repository in ../shared/parquet-testing)")
     paths = []
     for folder in folders:
         for here, _, names in os.walk(folder):
             paths += [os.path.join(here, n) for n in names]
     for path in sorted(paths):
         check_file(dump, path, supported, report)
+    return None
 
 
 # --- files written here -------------------------------------------------------------------
@@ -519,7 +535,9 @@ def main():
     print(f"parquet_conformance: the reader reads {', '.join(supported['codecs'])}")
 
     results = {}
-    parts = (("parquet-testing", lambda r: corpus(args.dump, args.corpus, supported, r)),
+    missing = []
+    parts = (("parquet-testing",
+              lambda r: missing.append(corpus(args.dump, args.corpus, supported, r))),
              ("written here", lambda r: written(args.dump, args.work, supported, r)))
     if args.files:
         parts = ((args.files, lambda r: [check_file(args.dump, os.path.join(args.files, name),
@@ -547,6 +565,8 @@ def main():
             print(f"  read, unchecked ({why}): {n}")
         print(f"  disagreements and other failures: {len(report.failures)}")
     failures = sum(len(r.failures) for r in results.values())
+    if not failures and any(missing):
+        skip(next(m for m in missing if m) + "; the rest passed")
     print(f"\nparquet_conformance: {'FAILED' if failures else 'passed'}")
     return 1 if failures else 0
 

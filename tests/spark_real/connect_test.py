@@ -9,13 +9,17 @@ the transform's predictions are PyTorch 2.x's argmax of the fitted model on the 
 (all 2,000) and useVectorOut's outputs its outputs (within 1e-4); a Pipeline saved and loaded
 predicts the same (on 3.5, whose own Pipeline persistence needs a JVM on the client, the model
 stage saved and loaded alone); a bad label, a null vector, a missing binary, more partitions than slots
-and a transform without its binary each fail with one line that says why. A sync job whose
-rank is killed mid-training runs again with a new job id and trains every row (attempt 2).
-train.py and predict.py with --remote: the closing line, the accuracy line, and predict.py's
-one-line error for a missing binary (exit status 1). No client or server process hangs: each
-run has a time limit.
+and a transform without its binary each fail with one line that says why. train.py and
+predict.py with --remote: the closing line, the accuracy line, and predict.py's one-line error
+for a missing binary (exit status 1). No client or server process hangs: each run has a time
+limit.
 
-  connect_test.py local
+spark-real.LINE.connect_lost.local (`lost`): a sync job whose rank is killed mid-training runs
+again with a new job id and trains every row (attempt 2). The kill comes when the job's first
+epoch line reaches the server's log (the tasks' stderr), with the ranks frozen first
+(lib.RankKiller), so the job cannot end before it however fast the machine.
+
+  connect_test.py [lost] local
 """
 import json
 import os
@@ -23,13 +27,14 @@ import re
 import signal
 import socket
 import subprocess
-import threading
+import sys
 import time
 
-from lib import (ACCURACY, CLOSING, PYTHON, REPO, SPARK_DATA, SPARK_HOME, SPARKTORCH, blame,
-                 check, done, expect, expect_in, fail, ok, run_python, setup, train_processes)
+from lib import (ACCURACY, CLOSING, PYTHON, REPO, SPARK_DATA, SPARK_HOME, SPARKTORCH, RankKiller,
+                 blame, check, done, expect, expect_in, fail, ok, run_python, setup)
 
 SEED = "7919"  # marks the lost-rank job's processes
+LOST_EPOCH_LINE = re.compile(r"epoch 1/8\b")  # connect_job.py's LOST_EPOCHS
 
 
 def free_port():
@@ -98,107 +103,111 @@ def one_line(error, what, pattern):
     expect(re.search(pattern, message), "%s: %s: /%s/" % (what, name, pattern), message[:800])
 
 
-def kill_a_rank(stop):
-    """Kills one of the lost-rank job's `sparktorch train` processes once both ranks have run
-    for 1.5 s; returns the pids it killed (a list, filled by the thread)."""
-    killed = []
+class FirstEpoch:
+    """Whether the lost-rank job's first epoch line is in the server's log (its tasks' stderr)
+    after `offset`."""
 
-    def watch():
-        since = None
-        while not stop.is_set() and not killed:
-            pids = train_processes(SEED)
-            since = (since or time.monotonic()) if len(pids) == 2 else None
-            if since and time.monotonic() - since > 1.5:
-                os.kill(pids[-1], signal.SIGKILL)
-                killed.append(pids[-1])
-            time.sleep(0.1)
+    def __init__(self, server):
+        self.server = server
+        self.offset = len(server.text())
 
-    threading.Thread(target=watch, daemon=True).start()
-    return killed
+    def __call__(self):
+        return bool(LOST_EPOCH_LINE.search(self.server.text()[self.offset:]))
+
+
+def lost(server):
+    check("a rank killed mid-training: the job runs again")
+    killer = RankKiller(SEED, FirstEpoch(server)).start()
+    run, facts = job(server, "lost", 600)
+    killer.stop()
+    expect(killer.killed is not None, "one rank was killed after the first epoch", killer.why)
+    print("  killed pid %d, %.1f s after the job started" % killer.killed, flush=True)
+    expect_in(r"^sparktorch: job \d+ failed and runs again with a new job id: sparktorch "
+              r"rank [01] failed", run.text, "the client says why it runs again")
+    expect(facts[0] == {"attempts": 2, "rows": 12000}, "attempt 2 trained every row",
+           facts[0])
+
+
+def everything_else(server):
+    """The checks of spark-real.LINE.connect.local, against `server`."""
+    run, facts = job(server, "all", 900)
+    for fact in facts[:2]:
+        check("a %s fit on Spark Connect" % fact["mode"])
+        expect(fact["rows"] == 12000, "every row trained", fact["rows"])
+        expect(fact["attempts"] == 1, "in one attempt", fact["attempts"])
+        expect(fact["accuracy"] >= 0.7, "test accuracy >= 0.7", fact["accuracy"])
+        expect(fact["torch_agrees"] == fact["count"] == 2000,
+               "the transform's predictions are PyTorch 2.x's argmax of the model",
+               "%s of %s" % (fact["torch_agrees"], fact["count"]))
+        if "vector_gap" in fact:
+            expect(fact["vector_gap"] < 1e-4, "useVectorOut: PyTorch's outputs",
+                   fact["vector_gap"])
+    expect_in(r"^sparktorch: job \d+ \(attempt 1 of 2\) on Spark Connect: 2 sync tasks, "
+              r"serve in task 0", run.text, "the client says how the job runs")
+    check("a Pipeline (on 3.5 the model stage) saved and loaded through Spark Connect")
+    expect(facts[2]["pipeline_sums"][0] == facts[2]["pipeline_sums"][1],
+           "the loaded pipeline predicts the same", facts[2]["pipeline_sums"])
+    check("failures, from the client: one line each")
+    failures = facts[3]["failures"]
+    one_line(failures["bad_label"], "a label 42",
+             r"^sparktorch job \d+ failed \(attempt 1 of 2\): sparktorch rank [01] failed "
+             r"\(exit status (?:3 \(a row that cannot be read\)|76 \(another task "
+             r"failed\))\): .*stdin:\d+: label 42 is not a class index")
+    one_line(failures["null_vector"], "a null vector",
+             r"sparktorch rank [01] failed \(a bad row\): column features is null in row "
+             r"\d+ of this batch")
+    one_line(failures["no_binary"], "no binary on the executors",
+             r"^sparktorch serve failed: no sparktorch binary on \S+: tried "
+             r"/nonexistent/sparktorch")
+    expect(failures["no_binary"][0] == "BinaryMissing", "BinaryMissing",
+           failures["no_binary"][0])
+    one_line(failures["partitions"], "partitions=3 on local[2]",
+             r"^partitions=3, but a barrier stage can get 2 slots on local\[2\]")
+    expect(failures["transform_no_binary"] is not None and
+           "no sparktorch binary on" in failures["transform_no_binary"][1],
+           "a transform without its binary says so", failures["transform_no_binary"])
+
+    check("train.py and predict.py --remote")
+    model = os.path.abspath("cli.pt")
+    run = run_python("train-remote", [
+        os.path.join(REPO, "spark-scripts", "train.py"), "--remote", server.url, "--source",
+        os.path.join(SPARK_DATA, "train.parquet"), "--torchObj",
+        os.path.join(REPO, "examples", "fashion_mnist_mlp.json"), "--labelCol", "label",
+        "--iters", "1", "--binary", SPARKTORCH, "--output", model], timeout=300)
+    expect(run.rc == 0, "train.py --remote exits 0", run.rc)
+    closing = expect_in(CLOSING, run.text, "train.py's closing line")
+    expect(closing.group(2) == "12000" and os.path.getsize(model) > 0,
+           "12,000 rows, the model written on the client", closing.group(0))
+    predict = [os.path.join(REPO, "spark-scripts", "predict.py"), "--remote", server.url,
+               "--source", os.path.join(SPARK_DATA, "test.parquet"), "--model", model,
+               "--labelCol", "label"]
+    run = run_python("predict-remote", predict + ["--binary", SPARKTORCH], timeout=300)
+    expect(run.rc == 0, "predict.py --remote exits 0", run.rc)
+    accuracy = expect_in(ACCURACY, run.text, "predict.py's accuracy line")
+    expect(float(accuracy.group(1)) >= 0.7 and accuracy.group(3) == "2000",
+           "accuracy >= 0.7 on the 2,000 rows", accuracy.group(0))
+    run = run_python("predict-remote-no-binary",
+                     predict + ["--binary", "/nonexistent/sparktorch"], timeout=300)
+    blame(run)
+    expect(run.rc == 1, "predict.py without its binary exits 1", run.rc)
+    expect_in(r"^predict.py: error: a task found no sparktorch binary: no sparktorch binary "
+              r"on \S+: tried /nonexistent/sparktorch", run.text, "its one-line error")
+    expect("Traceback" not in run.text, "and no traceback", run.text[-800:])
+
 
 
 def main():
-    setup("connect")
+    lost_only = sys.argv[1:-1] == ["lost"]
+    setup("connect_lost" if lost_only else "connect")
     server = Server()
     try:
-        run, facts = job(server, "all", 900)
-        for fact in facts[:2]:
-            check("a %s fit on Spark Connect" % fact["mode"])
-            expect(fact["rows"] == 12000, "every row trained", fact["rows"])
-            expect(fact["attempts"] == 1, "in one attempt", fact["attempts"])
-            expect(fact["accuracy"] >= 0.7, "test accuracy >= 0.7", fact["accuracy"])
-            expect(fact["torch_agrees"] == fact["count"] == 2000,
-                   "the transform's predictions are PyTorch 2.x's argmax of the model",
-                   "%s of %s" % (fact["torch_agrees"], fact["count"]))
-            if "vector_gap" in fact:
-                expect(fact["vector_gap"] < 1e-4, "useVectorOut: PyTorch's outputs",
-                       fact["vector_gap"])
-        expect_in(r"^sparktorch: job \d+ \(attempt 1 of 2\) on Spark Connect: 2 sync tasks, "
-                  r"serve in task 0", run.text, "the client says how the job runs")
-        check("a Pipeline (on 3.5 the model stage) saved and loaded through Spark Connect")
-        expect(facts[2]["pipeline_sums"][0] == facts[2]["pipeline_sums"][1],
-               "the loaded pipeline predicts the same", facts[2]["pipeline_sums"])
-        check("failures, from the client: one line each")
-        failures = facts[3]["failures"]
-        one_line(failures["bad_label"], "a label 42",
-                 r"^sparktorch job \d+ failed \(attempt 1 of 2\): sparktorch rank [01] failed "
-                 r"\(exit status (?:3 \(a row that cannot be read\)|76 \(another task "
-                 r"failed\))\): .*stdin:\d+: label 42 is not a class index")
-        one_line(failures["null_vector"], "a null vector",
-                 r"sparktorch rank [01] failed \(a bad row\): column features is null in row "
-                 r"\d+ of this batch")
-        one_line(failures["no_binary"], "no binary on the executors",
-                 r"^sparktorch serve failed: no sparktorch binary on \S+: tried "
-                 r"/nonexistent/sparktorch")
-        expect(failures["no_binary"][0] == "BinaryMissing", "BinaryMissing",
-               failures["no_binary"][0])
-        one_line(failures["partitions"], "partitions=3 on local[2]",
-                 r"^partitions=3, but a barrier stage can get 2 slots on local\[2\]")
-        expect(failures["transform_no_binary"] is not None and
-               "no sparktorch binary on" in failures["transform_no_binary"][1],
-               "a transform without its binary says so", failures["transform_no_binary"])
-
-        check("a rank killed mid-training: the job runs again")
-        stop = threading.Event()
-        killed = kill_a_rank(stop)
-        run, facts = job(server, "lost", 600)
-        stop.set()
-        expect(len(killed) == 1, "one rank was killed", killed)
-        expect_in(r"^sparktorch: job \d+ failed and runs again with a new job id: sparktorch "
-                  r"rank [01] failed", run.text, "the client says why it runs again")
-        expect(facts[0] == {"attempts": 2, "rows": 12000}, "attempt 2 trained every row",
-               facts[0])
-
-        check("train.py and predict.py --remote")
-        model = os.path.abspath("cli.pt")
-        run = run_python("train-remote", [
-            os.path.join(REPO, "spark-scripts", "train.py"), "--remote", server.url, "--source",
-            os.path.join(SPARK_DATA, "train.parquet"), "--torchObj",
-            os.path.join(REPO, "examples", "fashion_mnist_mlp.json"), "--labelCol", "label",
-            "--iters", "1", "--binary", SPARKTORCH, "--output", model], timeout=300)
-        expect(run.rc == 0, "train.py --remote exits 0", run.rc)
-        closing = expect_in(CLOSING, run.text, "train.py's closing line")
-        expect(closing.group(2) == "12000" and os.path.getsize(model) > 0,
-               "12,000 rows, the model written on the client", closing.group(0))
-        predict = [os.path.join(REPO, "spark-scripts", "predict.py"), "--remote", server.url,
-                   "--source", os.path.join(SPARK_DATA, "test.parquet"), "--model", model,
-                   "--labelCol", "label"]
-        run = run_python("predict-remote", predict + ["--binary", SPARKTORCH], timeout=300)
-        expect(run.rc == 0, "predict.py --remote exits 0", run.rc)
-        accuracy = expect_in(ACCURACY, run.text, "predict.py's accuracy line")
-        expect(float(accuracy.group(1)) >= 0.7 and accuracy.group(3) == "2000",
-               "accuracy >= 0.7 on the 2,000 rows", accuracy.group(0))
-        run = run_python("predict-remote-no-binary",
-                         predict + ["--binary", "/nonexistent/sparktorch"], timeout=300)
-        blame(run)
-        expect(run.rc == 1, "predict.py without its binary exits 1", run.rc)
-        expect_in(r"^predict.py: error: a task found no sparktorch binary: no sparktorch binary "
-                  r"on \S+: tried /nonexistent/sparktorch", run.text, "its one-line error")
-        expect("Traceback" not in run.text, "and no traceback", run.text[-800:])
+        if lost_only:
+            lost(server)
+        else:
+            everything_else(server)
     finally:
         server.stop()
     done()
-
 
 if __name__ == "__main__":
     main()

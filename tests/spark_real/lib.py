@@ -293,6 +293,66 @@ def train_processes(seed):
     return sorted(found)
 
 
+class RankKiller:
+    """Kills one rank of a job (SIGKILL) once the job has trained, at a point the test controls
+    rather than a race against the machine's speed: when `trained()` first says so (the test
+    reads the job's first epoch line, which comes after a rank's first steps), it freezes every
+    `sparktorch train --seed SEED` process with SIGSTOP, so that none can finish whatever the
+    rows left, kills the last of them and lets the others go on (SIGCONT), which then find
+    their peer lost. `poke()` makes it look at once (from an on_line callback); it also looks
+    every 50 ms. After `stop()`: `killed` is (pid, seconds after start()) or None, and `why`
+    says what it found when it could not kill."""
+
+    def __init__(self, seed, trained):
+        self.seed = seed
+        self.trained = trained
+        self.killed = None
+        self.why = "the job's first epoch line never appeared"
+        self._look = threading.Event()
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._started = None
+
+    def start(self):
+        self._started = time.monotonic()
+        self._thread.start()
+        return self
+
+    def poke(self):
+        self._look.set()
+
+    def stop(self):
+        self._stop.set()
+        self._look.set()
+        self._thread.join(10)
+
+    def _signal(self, pids, sig):
+        """The pids of `pids` that got `sig` (the others have exited)."""
+        sent = []
+        for pid in pids:
+            try:
+                os.kill(pid, sig)
+                sent.append(pid)
+            except ProcessLookupError:
+                pass
+        return sent
+
+    def _watch(self):
+        while not self._stop.is_set():
+            self._look.wait(0.05)
+            self._look.clear()
+            if not self.trained():
+                continue
+            frozen = self._signal(train_processes(self.seed), signal.SIGSTOP)
+            if not frozen:
+                self.why = "no train process left when its first epoch line appeared"
+                return
+            os.kill(frozen[-1], signal.SIGKILL)
+            self._signal(frozen[:-1], signal.SIGCONT)
+            self.killed = (frozen[-1], time.monotonic() - self._started)
+            return
+
+
 def expect_success(run, what):
     expect(run.rc == 0, "%s: spark-submit exits 0" % what, "exit status %s" % run.rc)
 
