@@ -10,6 +10,10 @@ against its lock, and making the locks.
       stderr that names the first package at fault and both versions (and how many others
       differ).
 
+  python_lock.py install VENV LOCK [--base SITE]
+      Makes VENV anew with exactly LOCK's packages (pip install --no-deps --require-hashes), seeing
+      SITE's packages through a .pth file when given, then checks it as above.
+
   python_lock.py lock [ENV ...]
       For maintainers, with PyPI: resolves ENV.in (default: every ENV) in scratch environments
       (a Spark one on top of base's, as install_python.sh layers them), checks them as above, and
@@ -194,16 +198,22 @@ def file_hashes(name, version, index):
     return hashes
 
 
+def make_venv(venv, base):
+    """A new venv of PYTHON at VENV that sees BASE's packages (a site-packages folder, or None)
+    through a .pth file, after its own."""
+    run([PYTHON, "-m", "venv", venv])
+    if base:
+        with open(os.path.join(site_packages(venv), "sparktorch-base.pth"), "w") as f:
+            f.write(base + "\n")
+
+
 def install(venv, lock, base=None):
     """Makes VENV anew with exactly LOCK's packages: pip, setuptools and wheel first (the tools
     that build an sdist, with --no-build-isolation), then the rest, all with --no-deps
     --require-hashes, so pip resolves nothing and installs only files the lock names. BASE: a
     site-packages folder that VENV sees through a .pth file, written before the install."""
     shutil.rmtree(venv, ignore_errors=True)
-    run([PYTHON, "-m", "venv", venv])
-    if base:
-        with open(os.path.join(site_packages(venv), "sparktorch-base.pth"), "w") as f:
-            f.write(base + "\n")
+    make_venv(venv, base)
     pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q",
            "--disable-pip-version-check", "--no-deps", "--require-hashes", "--no-build-isolation"]
     with tempfile.NamedTemporaryFile("w", suffix=".txt") as tools:
@@ -245,10 +255,7 @@ def resolve(env, scratch, base):
     """Installs ENV.in in a scratch venv the way pip resolves it (on top of BASE's site-packages
     for a Spark environment) and returns (venv, its packages)."""
     venv = os.path.join(scratch, env)
-    run([PYTHON, "-m", "venv", venv])
-    if base:
-        with open(os.path.join(site_packages(venv), "sparktorch-base.pth"), "w") as f:
-            f.write(base + "\n")
+    make_venv(venv, base)
     pip = [os.path.join(venv, "bin", "python"), "-m", "pip", "install", "-q",
            "--disable-pip-version-check"]
     if base:  # base's build tools, which its packages may need (torch: a newer setuptools)

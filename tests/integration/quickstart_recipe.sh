@@ -27,3 +27,11 @@ spark_accuracy=$(sed -n 's/^sync: test accuracy after 3 epochs: \([0-9.]*\) .*/\
 assert_cmp "$spark_accuracy" ">=" 0.82 "the Spark job's test accuracy"
 grep -q '^sync: the .pt attached with create_spark_torch_model predicts the same: True' quickstart.0 ||
   fail "the attached model did not predict the same: $(tail -3 quickstart.0)"
+
+check "the quickstart's Spark job ran the path users get: sparktorch-spark.jar beside the binary"
+[[ -s $(dirname "$SPARKTORCH")/sparktorch-spark.jar ]] ||
+  fail "no sparktorch-spark.jar beside $SPARKTORCH: the build ran without Spark's jars"
+if grep -h "rows go to the binary as Spark's decimal text" "$REPO/out/spark.log"; then
+  fail "the quickstart's Spark job sent the rows as decimal text"
+fi
+echo "  ok: the jar is there, and out/spark.log has no 'decimal text' line"
