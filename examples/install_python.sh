@@ -5,9 +5,9 @@
 #   PYENV/base        torch (PyTorch 2.x, the version users write models with), numpy, pandas,
 #                     pyarrow, duckdb, and the peers' Python packages: SparkTorch 0.2.0
 #                     (`sparktorch` on PyPI) and its dependencies
-#   PYENV/spark-3.5   stock Apache Spark 3.5 (LTS, Scala 2.12): `pip install pyspark==3.5.*`,
-#                     with the Spark Connect server's jar from Maven Central in its jars/
-#   PYENV/spark-4     stock Apache Spark 4.x (Scala 2.13, Java 17)
+#   PYENV/spark-3.5   stock Apache Spark 3.5.9 (LTS, Scala 2.12), the whole Spark in one PyPI
+#                     package, with the Spark Connect server's jar from Maven Central in jars/
+#   PYENV/spark-4     stock Apache Spark 4.3.0 (Scala 2.13, Java 17)
 # Both with pyspark's `connect` extra (grpcio and the rest of the Spark Connect client).
 #
 # Each Spark environment sees base's packages through a .pth file, so torch is installed once;
