@@ -11,6 +11,7 @@ inline constexpr int kExitBadSpec = 4;      // model spec or training config (Sp
 inline constexpr int kExitBadModel = 5;     // model file or record stream (ModelError)
 inline constexpr int kExitNoDevice = 6;     // device not available (DeviceError)
 inline constexpr int kExitRendezvous = 69;  // not every rank arrived in time (RendezvousError)
+inline constexpr int kExitSpill = 73;     // rows cannot go to the spill file (SpillError)
 inline constexpr int kExitOutput = 74;      // cannot write the output (other sparktorch::Error)
 inline constexpr int kExitInternal = 70;    // a bug, or LibTorch failing unexpectedly
 inline constexpr int kExitPeerLost = 75;    // a rank or the tracker was lost (PeerError)

@@ -17,6 +17,7 @@ int ExitCode(FailureKind kind) {
     case FailureKind::kSpec: return kExitBadSpec;
     case FailureKind::kModel: return kExitBadModel;
     case FailureKind::kDevice: return kExitNoDevice;
+    case FailureKind::kSpill: return kExitSpill;
     case FailureKind::kOutput: return kExitOutput;
     case FailureKind::kPeerFailed: return kExitPeerFailed;
     case FailureKind::kPeerLost: return kExitPeerLost;

@@ -17,10 +17,30 @@ struct TrainFlags {
   TrainLaunch launch;
   RowFormatFlags rows;
   ModelFlags model;
-  std::string prediction;
-  CLI::Option *prediction_opt, *patience_opt;
+  std::string prediction, row_memory;
+  CLI::Option *prediction_opt, *patience_opt, *row_memory_opt;
   bool no_shuffle = false;
 };
+
+// "512M", "2G", "1.5G", "4096": bytes, with K, M, G or T (powers of 1024, "KiB" and "KB" too).
+size_t ParseByteSize(const std::string& text) {
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  std::string unit(end);
+  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
+  if (!unit.empty() && (unit.back() == 'i')) unit.pop_back();
+  double scale = 0;
+  if (unit.empty()) scale = 1;
+  if (unit == "K" || unit == "k") scale = 1024.0;
+  if (unit == "M" || unit == "m") scale = 1024.0 * 1024;
+  if (unit == "G" || unit == "g") scale = 1024.0 * 1024 * 1024;
+  if (unit == "T" || unit == "t") scale = 1024.0 * 1024 * 1024 * 1024;
+  if (end == text.c_str() || scale == 0 || !(value >= 0) || value * scale > 1e18) {
+    throw FlagError("--row-memory: '" + text + "' is not a size (bytes, or a number with K, M, G "
+                    "or T, such as 512M or 2G)");
+  }
+  return static_cast<size_t>(value * scale);
+}
 
 // Ends the process when the tracker ends the job under this rank. Runs on the watcher thread
 // while the main thread may be inside an MPI collective that will never return, so it cannot
@@ -53,6 +73,7 @@ void Run(TrainFlags& f) {
   job.output_path = f.model.output_path;
   if (f.prediction_opt->count()) job.prediction = f.prediction;
   job.shuffle = !f.no_shuffle;
+  if (f.row_memory_opt->count()) job.row_memory = ParseByteSize(f.row_memory);
   TrainLaunch launch = f.launch;
   if (IsHogwildWorker(launch) && !launch.server.empty()) RefuseServerFlags(f);
   launch.on_abort = AbortRank;
@@ -124,6 +145,15 @@ void SetupTrainCommand(CLI::App& app) {
       ->check(CLI::PositiveNumber)
       ->group("Training");
   c->add_option("--device", f.job.device, "cpu, cuda or cuda:N (default cpu)")->group("Training");
+  f.row_memory_opt =
+      c->add_option("--row-memory", f.row_memory,
+                    "Memory a rank's rows may take before they go to a spill file, e.g. 512M or 2G; "
+                    "0: all of them (default 128M, or an eighth of the cgroup's memory limit)")
+          ->group("Rows");
+  c->add_option("--spill-dir", f.job.spill_dir,
+                "Directory of the spill file (default: the first of SPARK_LOCAL_DIRS, else TMPDIR, "
+                "else /tmp)")
+      ->group("Rows");
 
   c->add_option("--mode", f.launch.mode,
                 "local (one process), sync (ranks all-reduce gradients every step), hogwild "

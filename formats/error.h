@@ -44,6 +44,13 @@ class DeviceError : public Error {
   using Error::Error;
 };
 
+// Rows beyond a rank's memory bound that cannot go to its spill file: the local directory
+// cannot be written, or the disk is full (core/data/spill.h).
+class SpillError : public Error {
+ public:
+  using Error::Error;
+};
+
 // A row parser's complaint about one line. The row source adds where the line came from
 // ("stdin:17:") and turns it into an InputError, or counts and skips the row.
 // `column` is the 1-based byte column of the fault within the line, or 0 when the fault is the

@@ -1,7 +1,5 @@
 #include "core/data/dataset.h"
 
-#include <memory>
-
 #include <torch/torch.h>
 
 #include "core/data/float_buffer.h"
@@ -20,20 +18,11 @@ torch::Tensor AdoptFloats(FloatBuffer&& values, int64_t rows, int64_t cols) {
       data, {rows, cols}, [data, bytes](void*) { FloatBuffer::Free(data, bytes); }, options);
 }
 
-// Hands a vector's storage to a tensor without copying it.
-torch::Tensor AdoptFloats(std::vector<float>&& values, int64_t rows, int64_t cols) {
-  auto owned = std::make_unique<std::vector<float>>(std::move(values));
-  float* data = owned->data();
-  return torch::from_blob(
-      data, {rows, cols}, [owner = owned.release()](void*) { delete owner; },
-      torch::TensorOptions().dtype(torch::kFloat32));
-}
-
 }  // namespace
 
-Dataset ReadDataset(RowSource& source) {
-  FloatBuffer features;  // most of the memory: see float_buffer.h
-  std::vector<float> labels;
+Dataset ReadDataset(RowSource& source, SpillBudget* budget) {
+  FloatBuffer features(budget);  // most of the memory: see float_buffer.h
+  FloatBuffer labels(budget);
   std::vector<std::string> ids;
   Row row;
   int64_t rows = 0;
@@ -49,7 +38,7 @@ Dataset ReadDataset(RowSource& source) {
                        std::to_string(label_width));
     }
     features.Append(row.features.data(), row.features.size());
-    labels.insert(labels.end(), row.label.begin(), row.label.end());
+    labels.Append(row.label.data(), row.label.size());
     if (has_ids) ids.push_back(row.id);
     ++rows;
   }
@@ -59,17 +48,6 @@ Dataset ReadDataset(RowSource& source) {
   data.labels = AdoptFloats(std::move(labels), rows, static_cast<int64_t>(label_width));
   data.ids = std::move(ids);
   return data;
-}
-
-Dataset SelectRows(const Dataset& data, const torch::Tensor& indices) {
-  Dataset out;
-  out.features = data.features.index_select(0, indices);
-  out.labels = data.labels.index_select(0, indices);
-  if (!data.ids.empty()) {
-    auto idx = indices.accessor<int64_t, 1>();
-    for (int64_t i = 0; i < idx.size(0); ++i) out.ids.push_back(data.ids[idx[i]]);
-  }
-  return out;
 }
 
 }  // namespace sparktorch

@@ -8,11 +8,12 @@
 #include <torch/types.h>
 
 #include "core/data/row_source.h"
+#include "core/data/spill.h"
 
 namespace sparktorch {
 
-// Rows held in memory as tensors: training passes over them once per epoch, and stdin can be
-// read only once.
+// Rows held as tensors: training passes over them once per epoch, and stdin can be read only
+// once. Their floats are anonymous memory, or a mapping of a spill file (core/data/spill.h).
 struct Dataset {
   torch::Tensor features;        // [rows, num_features] float32
   torch::Tensor labels;          // [rows, label values] float32; [rows, 0] without labels
@@ -21,13 +22,11 @@ struct Dataset {
   int64_t rows() const { return features.defined() ? features.size(0) : 0; }
 };
 
-// Reads every row of `source` into memory. Zero rows give empty tensors of the right width
-// (0 columns when nothing is known). Throws what the source throws, and InputError when rows
-// disagree on the number of label values or some rows have ids and others not.
-Dataset ReadDataset(RowSource& source);
-
-// Rows `indices` (int64) of `data`.
-Dataset SelectRows(const Dataset& data, const torch::Tensor& indices);
+// Reads every row of `source`: into memory, or, with a budget, into memory until the budget is
+// spent and into a spill file after. Zero rows give empty tensors of the right width (0
+// columns when nothing is known). Throws what the source throws, SpillError, and InputError
+// when rows disagree on the number of label values.
+Dataset ReadDataset(RowSource& source, SpillBudget* budget = nullptr);
 
 }  // namespace sparktorch
 

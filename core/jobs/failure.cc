@@ -22,6 +22,8 @@ JobFailure CurrentJobFailure() {
     return {FailureKind::kModel, e.what()};
   } catch (const DeviceError& e) {
     return {FailureKind::kDevice, e.what()};
+  } catch (const SpillError& e) {
+    return {FailureKind::kSpill, e.what()};
   } catch (const PeerError& e) {
     return {e.peer_failed() ? FailureKind::kPeerFailed : FailureKind::kPeerLost, e.what()};
   } catch (const RendezvousError& e) {

@@ -13,6 +13,7 @@ enum class FailureKind {
   kSpec,        // a model spec or training config (SpecError)
   kModel,       // a model file or record stream (ModelError)
   kDevice,      // a device that is not there (DeviceError)
+  kSpill,       // rows that cannot go to the spill file (SpillError)
   kOutput,      // an output that cannot be written (any other sparktorch::Error)
   kPeerFailed,  // another rank failed; its message is quoted (PeerError)
   kPeerLost,    // a rank, the tracker or the server was lost (PeerError)

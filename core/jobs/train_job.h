@@ -33,6 +33,10 @@ struct TrainJobOptions {
   int checkpoint_every = 0;     // epochs between checkpoints to output_path (rank 0); 0: none
   bool fresh_optimizer = false;  // a trained model's optimizer state, epochs and schedule ignored
   std::string device = "cpu";
+  // The rows' anonymous memory before they spill to a file (core/data/spill.h); unset: the
+  // default (DefaultRowMemory). spill_dir empty: DefaultSpillDir().
+  std::optional<size_t> row_memory;
+  std::string spill_dir;
 
   bool predict = false;                   // write a prediction record per input row
   std::optional<std::string> prediction;  // argmax, vector, probabilities, class; empty: the loss's

@@ -29,6 +29,7 @@ struct RankRows {
   double read_seconds = 0;
   int64_t world_rows = 0;  // every rank's together
   int64_t width = 0;       // features of any rank's rows (0: no rank has one)
+  uint64_t spilled_bytes = 0;  // of the rows, in the spill file (see core/data/spill.h)
 };
 
 // What differs between the ways one `train` process takes part in a job, plugged into

@@ -82,6 +82,7 @@ void WriteModelAndSummary(const JobOutput& o, torch::jit::Module& module, const 
   summary["validation_rows"] = o.held_out;
   summary["epochs"] = last.epoch;
   summary["read_seconds"] = o.rows.read_seconds;
+  summary["spilled_bytes"] = o.rows.spilled_bytes;
   summary["train_seconds"] = o.fitted.seconds;
   summary["history"] = o.fitted.history;
   summary["total_seconds"] = total_seconds;

@@ -22,6 +22,16 @@ std::string DescribeInputNames(const std::vector<std::string>& inputs) {
   return names;
 }
 
+SpillOptions RowSpillOptions(const TrainJobOptions& options) {
+  SpillOptions spill;
+  std::string source = "--row-memory";
+  spill.memory_bytes = options.row_memory ? *options.row_memory : DefaultRowMemory(&source);
+  spill.dir = options.spill_dir.empty() ? DefaultSpillDir() : options.spill_dir;
+  spdlog::debug("rows beyond {} of memory ({}) spill to {}", SizeText(spill.memory_bytes), source,
+                spill.dir);
+  return spill;
+}
+
 std::string SkippedText(int64_t skipped, const char* prefix, const char* suffix) {
   return skipped > 0 ? prefix + std::to_string(skipped) + suffix : std::string();
 }
@@ -55,7 +65,9 @@ RankRows ReadRankRows(const TrainJobOptions& options, const RowSourceOptions& ro
   rows.names = DescribeInputNames(rows.inputs);
   const auto reading = std::chrono::steady_clock::now();
   RowSource source(rows.inputs, row_options, check);
-  rows.data = ReadDataset(source);
+  SpillBudget budget(RowSpillOptions(options));
+  rows.data = ReadDataset(source, &budget);
+  rows.spilled_bytes = budget.spilled_bytes();
   rows.read_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - reading).count();
   rows.rows_read = source.rows_read();
@@ -82,9 +94,12 @@ RankRows ReadRankRows(const TrainJobOptions& options, const RowSourceOptions& ro
     spdlog::warn("{}no rows in this partition{}; it takes part {}", where, all_bad,
                  mode.without_rows());
   } else {
-    spdlog::info("{}read {} rows of {} features from {}{}", where, data.rows(),
+    spdlog::info("{}read {} rows of {} features from {}{}{}", where, data.rows(),
                  data.features.size(1), rows.names,
-                 SkippedText(rows.rows_skipped, " (", " bad rows skipped)"));
+                 SkippedText(rows.rows_skipped, " (", " bad rows skipped)"),
+                 rows.spilled_bytes > 0 ? "; " + SizeText(rows.spilled_bytes) +
+                                              " of them beyond --row-memory went to a spill file"
+                                        : std::string());
   }
   if (data.rows() > 0 && data.features.size(1) != rows.width) {
     throw InputError(rows.names + ": rows have " + std::to_string(data.features.size(1)) +
@@ -111,20 +126,17 @@ void BuildAfterRows(ModelPlan& plan, const RankRows& rows, const Loss& loss, boo
 
 Split SplitRows(const Dataset& data, const TrainJobOptions& options, const ModelPlan& plan,
                 const Loss& loss, bool no_label) {
+  // Both sets are views of the rows read, told apart by index: never a copy of them.
   Split split;
-  Dataset train_rows = data, validation_rows;
+  split.train = MakeExamples(data, loss, plan.input_shape, plan.output_shape, no_label);
   split.held_out = static_cast<int64_t>(data.rows() * options.validation_fraction);
   if (split.held_out > 0) {
     torch::Generator gen = at::detail::createCPUGenerator(options.seed ^ 0x5eed5eedULL);
     torch::Tensor order = torch::randperm(data.rows(), gen, torch::kLong);
-    validation_rows = SelectRows(data, std::get<0>(order.narrow(0, 0, split.held_out).sort()));
-    train_rows = SelectRows(
-        data, std::get<0>(order.narrow(0, split.held_out, data.rows() - split.held_out).sort()));
-  }
-  split.train = MakeExamples(train_rows, loss, plan.input_shape, plan.output_shape, no_label);
-  if (split.held_out > 0) {
-    split.validation =
-        MakeExamples(validation_rows, loss, plan.input_shape, plan.output_shape, no_label);
+    split.validation = split.train;
+    split.validation.index = std::get<0>(order.narrow(0, 0, split.held_out).sort());
+    split.train.index =
+        std::get<0>(order.narrow(0, split.held_out, data.rows() - split.held_out).sort());
   }
   return split;
 }

@@ -55,7 +55,8 @@ Examples MakeExamples(const Dataset& data, const Loss& loss, const std::vector<i
       throw UsageError(loss.name() + " takes one class index per row as the label, but rows have " +
                        std::to_string(data.labels.size(1)) + " label values");
     }
-    ex.targets = data.labels.select(1, 0).to(torch::kLong);
+    ex.targets = data.labels.select(1, 0);
+    ex.class_index = true;
   } else {
     if (data.labels.size(1) != Product(output_shape)) {
       throw UsageError("the model outputs " + std::to_string(Product(output_shape)) +

@@ -138,6 +138,22 @@ double Trainer::AverageGradients(int64_t rows) {
   return all_rows;
 }
 
+std::pair<torch::Tensor, torch::Tensor> Examples::Batch(const torch::Tensor& positions,
+                                                         c10::Device device) const {
+  const torch::Tensor rows = index.defined() ? index.index_select(0, positions) : positions;
+  torch::Tensor y = targets.index_select(0, rows);
+  if (class_index) y = y.to(torch::kLong);
+  return {inputs.index_select(0, rows).to(device), y.to(device)};
+}
+
+std::pair<torch::Tensor, torch::Tensor> Examples::Range(int64_t start, int64_t n,
+                                                         c10::Device device) const {
+  if (index.defined()) return Batch(torch::arange(start, start + n, torch::kLong), device);
+  torch::Tensor y = targets.narrow(0, start, n);
+  if (class_index) y = y.to(torch::kLong);
+  return {inputs.narrow(0, start, n).to(device), y.to(device)};
+}
+
 torch::Tensor Trainer::Forward(const torch::Tensor& inputs) {
   return module_.forward({inputs}).toTensor();
 }
@@ -165,8 +181,7 @@ std::pair<double, std::optional<double>> Trainer::Evaluate(const Examples& data,
   const int64_t rows = data.inputs.defined() ? data.rows() : 0;
   for (int64_t start = 0; start < rows; start += kEvalBatch) {
     int64_t n = std::min(kEvalBatch, rows - start);
-    torch::Tensor x = data.inputs.narrow(0, start, n).to(device_);
-    torch::Tensor y = data.targets.narrow(0, start, n).to(device_);
+    auto [x, y] = data.Range(start, n, device_);
     torch::Tensor out = Forward(x);
     sums[0] += loss_.Compute(out, y).item<double>() * n;
     metrics.Add(out, y);
@@ -237,9 +252,7 @@ Trainer::StepsDone Trainer::TrainSteps(const Examples& train, const torch::Tenso
     if (hooks_ && n > 0) hooks_->BeforeStep();
     double step_loss = 0;
     if (n > 0) {
-      torch::Tensor idx = order.narrow(0, begin, n);
-      torch::Tensor x = train.inputs.index_select(0, idx).to(device_);
-      torch::Tensor y = train.targets.index_select(0, idx).to(device_);
+      auto [x, y] = train.Batch(order.narrow(0, begin, n), device_);
       torch::Tensor out = Forward(x);
       torch::Tensor loss = loss_.Compute(out, y);
       loss.backward();

@@ -47,10 +47,22 @@ struct TrainOptions {
 };
 
 // Training examples ready for the model: inputs shaped for it, targets shaped for the loss.
+// Examples for a model: rows of `inputs` and `targets`, all of them or those `index` names.
+// They are views of the rows as read (a spill file's mapping, perhaps), never copies: a batch
+// is gathered from them when it is needed (Batch).
 struct Examples {
-  torch::Tensor inputs;   // [rows, *input_shape] float32
-  torch::Tensor targets;  // [rows] int64 class indices, or [rows, *output_shape] float32
-  int64_t rows() const { return inputs.size(0); }
+  torch::Tensor inputs;   // [all rows, *input_shape] float32
+  // [all rows] class indices (held as float32 label values; a batch's become int64), or
+  // [all rows, *output_shape] float32
+  torch::Tensor targets;
+  bool class_index = false;  // targets are class indices
+  torch::Tensor index;       // int64 rows of inputs and targets in this set; undefined: all
+  int64_t rows() const { return index.defined() ? index.size(0) : inputs.size(0); }
+  // The inputs and targets of this set's rows `positions` (int64, into 0..rows()), on `device`.
+  std::pair<torch::Tensor, torch::Tensor> Batch(const torch::Tensor& positions,
+                                                c10::Device device) const;
+  // Of its rows [start, start + n).
+  std::pair<torch::Tensor, torch::Tensor> Range(int64_t start, int64_t n, c10::Device device) const;
 };
 
 struct EpochStats {

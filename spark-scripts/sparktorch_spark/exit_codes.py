@@ -12,6 +12,7 @@ BAD_MODEL = 5      # a model file or record stream that cannot be read
 NO_DEVICE = 6      # the device is not there
 RENDEZVOUS = 69    # not every rank or worker arrived in time
 INTERNAL = 70      # a bug, or LibTorch failing unexpectedly
+SPILL = 73         # rows cannot go to the spill file (local directory full or unwritable)
 OUTPUT = 74        # the output cannot be written
 PEER_LOST = 75     # a rank, the tracker or the parameter server was lost
 PEER_FAILED = 76   # another rank failed; its message is quoted
@@ -27,6 +28,7 @@ MEANING = {
     NO_DEVICE: "the device is not there",
     RENDEZVOUS: "not every task arrived in time",
     INTERNAL: "an internal error",
+    SPILL: "no room for the rows in the executor's local directory",
     OUTPUT: "the output cannot be written",
     PEER_LOST: "another task or the driver's serve was lost",
     PEER_FAILED: "another task failed",

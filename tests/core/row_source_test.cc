@@ -342,31 +342,6 @@ TEST(ReadDataset, RefusesRowsThatDisagreeOnLabelWidth) {
   }
 }
 
-TEST(SelectRows, TakesRowsByIndexWithTheirLabelsAndIds) {
-  TempDir dir;
-  RowSourceOptions options = Csv();
-  options.format.id_col = 0;
-  options.format.label_col = 1;
-  RowSource source({dir.Write("a.csv", "a,0,1,2\nb,1,3,4\nc,2,5,6\n")}, options);
-  Dataset data = ReadDataset(source);
-  Dataset picked = SelectRows(data, torch::tensor({2, 0}, torch::kLong));
-  EXPECT_EQ(picked.rows(), 2);
-  EXPECT_TRUE(torch::equal(picked.features, torch::tensor({{5.0f, 6.0f}, {1.0f, 2.0f}})));
-  EXPECT_TRUE(torch::equal(picked.labels, torch::tensor({{2.0f}, {0.0f}})));
-  EXPECT_EQ(picked.ids, (std::vector<std::string>{"c", "a"}));
-  // The original is untouched.
-  EXPECT_TRUE(torch::equal(data.features[0], torch::tensor({1.0f, 2.0f})));
-}
-
-TEST(SelectRows, WithoutIdsGivesNoIds) {
-  TempDir dir;
-  RowSource source({dir.Write("a.csv", "0,1,2\n1,3,4\n")}, Csv());
-  Dataset data = ReadDataset(source);
-  Dataset picked = SelectRows(data, torch::tensor({1}, torch::kLong));
-  EXPECT_TRUE(torch::equal(picked.features, torch::tensor({{3.0f, 4.0f}})));
-  EXPECT_TRUE(picked.ids.empty());
-}
-
 }  // namespace
 }  // namespace sparktorch
 

@@ -48,9 +48,28 @@ TEST(MakeExamples, ShapesInputsAndClassTargets) {
                           torch::tensor({{3.0f}, {1.0f}}));
   Examples ex = MakeExamples(data, Loss::FromSpec("cross_entropy"), {1, 2, 2}, {5}, false);
   EXPECT_EQ(ex.inputs.sizes().vec(), (std::vector<int64_t>{2, 1, 2, 2}));
-  EXPECT_EQ(ex.targets.scalar_type(), torch::kLong);
-  EXPECT_TRUE(torch::equal(ex.targets, torch::tensor({3, 1}, torch::kLong)));
+  // The label values as read (no copy); a batch's targets are class indices.
+  EXPECT_TRUE(ex.class_index);
+  EXPECT_EQ(ex.targets.data_ptr(), data.labels.data_ptr());
+  auto [x, y] = ex.Batch(torch::tensor({1, 0}, torch::kLong), torch::kCPU);
+  EXPECT_EQ(y.scalar_type(), torch::kLong);
+  EXPECT_TRUE(torch::equal(y, torch::tensor({1, 3}, torch::kLong)));
+  EXPECT_TRUE(torch::equal(x[0], ex.inputs[1]));
   EXPECT_EQ(ex.rows(), 2);
+}
+
+TEST(Examples, AnIndexPicksTheRowsOfASetWithoutCopyingThem) {
+  Dataset data = MakeData(torch::arange(12, torch::kFloat32).reshape({4, 3}),
+                          torch::tensor({{0.0f}, {1.0f}, {2.0f}, {3.0f}}));
+  Examples ex = MakeExamples(data, Loss::FromSpec("cross_entropy"), {3}, {4}, false);
+  ex.index = torch::tensor({1, 3}, torch::kLong);
+  EXPECT_EQ(ex.rows(), 2);
+  auto [x, y] = ex.Batch(torch::tensor({1}, torch::kLong), torch::kCPU);
+  EXPECT_TRUE(torch::equal(x, torch::tensor({{9.0f, 10.0f, 11.0f}})));
+  EXPECT_TRUE(torch::equal(y, torch::tensor({3}, torch::kLong)));
+  auto [rx, ry] = ex.Range(0, 2, torch::kCPU);
+  EXPECT_TRUE(torch::equal(ry, torch::tensor({1, 3}, torch::kLong)));
+  EXPECT_TRUE(torch::equal(rx[0], data.features[1]));
 }
 
 TEST(MakeExamples, ShapesVectorTargetsAndAutoencoderTargets) {

@@ -12,7 +12,7 @@ from sparktorch_spark import exit_codes  # noqa: E402
 # cli/exit_codes.h's kExitBadInput is exit_codes.BAD_INPUT, and so on.
 PYTHON_NAME = {"Ok": "OK", "Usage": "USAGE", "BadInput": "BAD_INPUT", "BadSpec": "BAD_SPEC",
                "BadModel": "BAD_MODEL", "NoDevice": "NO_DEVICE", "Rendezvous": "RENDEZVOUS",
-               "Output": "OUTPUT", "Internal": "INTERNAL", "PeerLost": "PEER_LOST",
+               "Spill": "SPILL", "Output": "OUTPUT", "Internal": "INTERNAL", "PeerLost": "PEER_LOST",
                "PeerFailed": "PEER_FAILED", "Refused": "REFUSED"}
 
 
