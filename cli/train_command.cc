@@ -151,8 +151,8 @@ void SetupTrainCommand(CLI::App& app) {
                     "0: all of them (default 128M, or an eighth of the cgroup's memory limit)")
           ->group("Rows");
   c->add_option("--spill-dir", f.job.spill_dir,
-                "Directory of the spill file (default: the first of SPARK_LOCAL_DIRS, else TMPDIR, "
-                "else /tmp)")
+                "Directory of the spill file (default: the Spark executor's first local directory, "
+                "else TMPDIR, else /tmp)")
       ->group("Rows");
 
   c->add_option("--mode", f.launch.mode,

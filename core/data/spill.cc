@@ -44,12 +44,19 @@ size_t DefaultRowMemory(std::string* source) {
 }
 
 std::string DefaultSpillDir() {
-  if (const char* dirs = std::getenv("SPARK_LOCAL_DIRS"); dirs != nullptr && *dirs != '\0') {
+  // As Spark's Utils.getConfiguredLocalDirs picks an executor's local directories.
+  const auto first = [](const char* name, char separator) -> std::string {
+    const char* dirs = std::getenv(name);
+    if (dirs == nullptr) return "";
     const std::string all(dirs);
-    return all.substr(0, all.find(','));
-  }
-  if (const char* tmp = std::getenv("TMPDIR"); tmp != nullptr && *tmp != '\0') return tmp;
-  return "/tmp";
+    return all.substr(0, all.find(separator));
+  };
+  std::string dir;
+  if (std::getenv("CONTAINER_ID") != nullptr) dir = first("LOCAL_DIRS", ',');  // YARN
+  if (dir.empty()) dir = first("SPARK_EXECUTOR_DIRS", ':');  // standalone
+  if (dir.empty()) dir = first("SPARK_LOCAL_DIRS", ',');     // Kubernetes, spark-env.sh
+  if (dir.empty()) dir = first("TMPDIR", '\0');
+  return dir.empty() ? "/tmp" : dir;
 }
 
 std::string SizeText(uint64_t bytes) {
@@ -82,7 +89,7 @@ int SpillBudget::OpenFile() {
   }
   if (fd < 0) {
     Fail(std::string(std::strerror(errno)) +
-         " (--spill-dir, SPARK_LOCAL_DIRS or TMPDIR names where rows beyond --row-memory go)");
+         " (--spill-dir names a directory for them)");
   }
   return fd;
 }

@@ -21,8 +21,10 @@ struct SpillOptions {
 // set to how it was chosen, for the log.
 size_t DefaultRowMemory(std::string* source);
 
-// The first directory of SPARK_LOCAL_DIRS (comma-separated, as Spark sets it on executors),
-// else TMPDIR, else /tmp.
+// The executor's first local directory, as Spark finds its own (Utils.getConfiguredLocalDirs):
+// LOCAL_DIRS in a YARN container (CONTAINER_ID set), else SPARK_EXECUTOR_DIRS (':'-separated,
+// a standalone worker's executors), else SPARK_LOCAL_DIRS (comma-separated); else TMPDIR, else
+// /tmp.
 std::string DefaultSpillDir();
 
 // "1.5 GB", "640 MB", "12 kB": decimal units, as the logs state sizes.

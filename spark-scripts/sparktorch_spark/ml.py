@@ -58,7 +58,8 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
                  lrSchedule=None, lrScaling="none", clipGradNorm=None,
                  clipGradValue=None, seed=0,
                  inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
-                 timeout=600.0, retries=1, onBadRow="fail", readParquet=True):
+                 timeout=600.0, retries=1, onBadRow="fail", readParquet=True,
+                 rowMemory=None, spillDir=None):
         super().__init__()
         set_defaults(self, self.NAMES)
         self.setParams(**self._input_kwargs)
@@ -72,7 +73,8 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
                   lrSchedule=None, lrScaling="none", clipGradNorm=None,
                   clipGradValue=None, seed=0,
                   inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
-                  timeout=600.0, retries=1, onBadRow="fail", readParquet=True):
+                  timeout=600.0, retries=1, onBadRow="fail", readParquet=True,
+                  rowMemory=None, spillDir=None):
         """Sets the Params given by keyword; returns this stage."""
         return self._set(**given(self._input_kwargs))
 
@@ -156,6 +158,12 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
 
     def setReadParquet(self, value):
         return self._set(readParquet=value)
+
+    def setRowMemory(self, value):
+        return self._set(rowMemory=value)
+
+    def setSpillDir(self, value):
+        return self._set(spillDir=value)
 
     def _fit(self, dataset):
         options = TrainOptions(**self.param_values())

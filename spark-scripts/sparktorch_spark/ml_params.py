@@ -140,6 +140,8 @@ class TrainingParams(PredictionParams, HasLabelCol):
     timeout = _param("timeout")
     retries = _param("retries")
     readParquet = _param("readParquet")
+    rowMemory = _param("rowMemory")
+    spillDir = _param("spillDir")
 
     def getLabelCol(self):
         return self.getOrDefault(self.labelCol)
@@ -221,3 +223,9 @@ class TrainingParams(PredictionParams, HasLabelCol):
 
     def getReadParquet(self):
         return self.getOrDefault(self.readParquet)
+
+    def getRowMemory(self):
+        return self._optional(self.rowMemory)
+
+    def getSpillDir(self):
+        return self._optional(self.spillDir)

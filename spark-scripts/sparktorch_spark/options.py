@@ -10,6 +10,8 @@ schedule and gradient clipping, `partitions`,
 any Spark work starts. Standard library only.
 """
 
+import re
+
 MODES = {"sync": "sync", "synchronous": "sync", "hogwild": "hogwild", "async": "hogwild",
          "asynchronous": "hogwild"}
 LOSSES = ("cross_entropy", "nll", "mse", "l1", "smooth_l1", "bce", "bce_with_logits")
@@ -67,6 +69,11 @@ TRAIN_OPTIONS = {
                     "or shared file system (file:), the tasks' binaries read the files "
                     "themselves, each its share of the rows; False: the rows always go through "
                     "Spark"),
+    "rowMemory": (None, str, "memory a task's rows may take before the rest go to a spill file "
+                  "in the executor's local directory, e.g. 512M or 2G (default: the binary's, "
+                  "128M or an eighth of the container's memory limit)"),
+    "spillDir": (None, str, "directory of the spill file on the executors (default: the "
+                 "executor's first local directory, as Spark finds its own)"),
 }
 
 
@@ -109,6 +116,10 @@ class TrainOptions:
             raise OptionError("validationPct must be in [0, 1), not %g" % self.validationPct)
         if self.earlyStopPatience < -1:
             raise OptionError("earlyStopPatience must be 0 (or -1) to never stop, or positive")
+        if self.rowMemory is not None and not re.fullmatch(
+                r"[0-9]+(\.[0-9]+)?([KMGTkmgt](i?[Bb])?)?", self.rowMemory):
+            raise OptionError("rowMemory must be a size such as 512M or 2G (bytes, or a number "
+                              "with K, M, G or T), not %r" % self.rowMemory)
         if self.partitionShuffles < 1 or self.pullEvery < 1:
             raise OptionError("partitionShuffles and pullEvery must be at least 1")
         if self.loss is not None and self.loss not in LOSSES:
@@ -207,6 +218,10 @@ def train_flags(options, mode, threads):
         args += ["--early-stop-patience", str(options.earlyStopPatience)]
     if mode == "sync" and options.lrScaling != "none":
         args += ["--lr-scaling", options.lrScaling]
+    if options.rowMemory is not None:
+        args += ["--row-memory", str(options.rowMemory)]
+    if options.spillDir:
+        args += ["--spill-dir", options.spillDir]
     if mode == "hogwild":
         args += ["--seed", str(options.seed)]  # shuffling and dropout; weights come from serve
     return args

@@ -103,14 +103,21 @@ TEST(SpillBudget, AnUnusableDirectoryIsASpillErrorThatNamesIt) {
   } catch (const SpillError& e) {
     EXPECT_EQ(std::string(e.what()),
               "cannot spill rows beyond 0 bytes of memory to /nonexistent/spill: No such file or "
-              "directory (--spill-dir, SPARK_LOCAL_DIRS or TMPDIR names where rows beyond "
-              "--row-memory go)");
+              "directory (--spill-dir names a directory for them)");
   }
 }
 
-TEST(SpillDir, IsTheFirstOfSparkLocalDirsElseTmpdirElseTmp) {
+TEST(SpillDir, IsTheExecutorsFirstLocalDirectoryElseTmpdirElseTmp) {
+  setenv("LOCAL_DIRS", "/yarn1/app,/yarn2/app", 1);
+  setenv("SPARK_EXECUTOR_DIRS", "/work1/exec:/work2/exec", 1);
   setenv("SPARK_LOCAL_DIRS", "/data1/spark,/data2/spark", 1);
   setenv("TMPDIR", "/scratch", 1);
+  EXPECT_EQ(DefaultSpillDir(), "/work1/exec");  // LOCAL_DIRS only in a YARN container
+  setenv("CONTAINER_ID", "container_1", 1);
+  EXPECT_EQ(DefaultSpillDir(), "/yarn1/app");
+  unsetenv("CONTAINER_ID");
+  unsetenv("LOCAL_DIRS");
+  unsetenv("SPARK_EXECUTOR_DIRS");
   EXPECT_EQ(DefaultSpillDir(), "/data1/spark");
   unsetenv("SPARK_LOCAL_DIRS");
   EXPECT_EQ(DefaultSpillDir(), "/scratch");

@@ -149,6 +149,18 @@ class FlagsTest(unittest.TestCase):
         self.assertEqual(opts.verbosity_flags(o.verbose), ["-q"])
         self.assertEqual(opts.verbosity_flags(0), [])
 
+    def test_row_memory_and_spill_dir_reach_the_tasks(self):
+        o = TrainOptions(**dict(self.HOGWILD, rowMemory="512M", spillDir="/data/spill"))
+        self.assertEqual(o.check(), "hogwild")
+        self.assertEqual(opts.train_flags(o, "hogwild", 1)[-6:],
+                         ["--row-memory", "512M", "--spill-dir", "/data/spill", "--seed", "0"])
+        for size in ("0", "1.5G", "2GiB", "4096", "64kB"):
+            TrainOptions(**dict(self.SYNC, rowMemory=size)).check()
+        with self.assertRaises(OptionError) as e:
+            TrainOptions(**dict(self.SYNC, rowMemory="12X")).check()
+        self.assertEqual(str(e.exception), "rowMemory must be a size such as 512M or 2G (bytes, "
+                         "or a number with K, M, G or T), not '12X'")
+
     def test_row_flags(self):
         self.assertEqual(opts.row_flags(True), ["--format", "vector", "--on-bad-row", "fail"])
         self.assertEqual(opts.row_flags(True, "skip"),
