@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <chrono>
 
 #include <spdlog/spdlog.h>
@@ -113,10 +114,13 @@ void BuildAfterRows(ModelPlan& plan, const RankRows& rows, const Loss& loss, boo
   if (!plan.output_shape.empty()) return;
   BuildModel(plan, rows.width, device);
   if (no_label) return;
+  // Through a pointer: indexing the tensor row by row costs microseconds a row.
+  const torch::Tensor labels = rows.data.labels.contiguous();
+  const int64_t width = labels.size(1);
+  const float* values = labels.data_ptr<float>();
+  std::vector<float> label(static_cast<size_t>(width));
   for (int64_t i = 0; i < rows.data.rows(); ++i) {
-    auto row_label = rows.data.labels[i];
-    std::vector<float> label(row_label.data_ptr<float>(),
-                             row_label.data_ptr<float>() + row_label.numel());
+    std::copy(values + i * width, values + (i + 1) * width, label.begin());
     std::string problem = loss.CheckLabel(label, plan.output_shape);
     if (!problem.empty()) {
       throw InputError(rows.names + ": row " + std::to_string(i + 1) + ": " + problem);
