@@ -50,27 +50,30 @@ assert_final_weights() {
 
 # Convergence runs take 3 epochs: hogwild's accuracy after a given update varies from run to run
 # (the order of pushes differs), and after 2 epochs 4 workers measured 0.70-0.80 (one run in
-# four at 0.70); after 3, 0.81-0.84.
+# four at 0.70); after 3, 0.81-0.84, and 0.80-0.84 in 10 runs beside a busy core, but a CI run
+# (two tests at a time on 2 cores) once measured 0.7525. The bound is 0.72, as with --pull-every
+# below: it catches training that does not converge; the summaries' counts catch updates lost
+# or applied twice.
 check "2 workers, 6,000 rows each, 3 epochs: converges"
 hogwild_run 2 3
-assert_cmp "$ACCURACY" ">=" 0.76 "test accuracy (measured 0.80-0.84)"
+assert_cmp "$ACCURACY" ">=" 0.72 "test accuracy (measured 0.80-0.84)"
 assert_loads_in_python model.pt
 
 check "2 workers with --lock: no gradient is stale"
 hogwild_run 2 3 --lock
 assert_eq 0 "$(summary_field server.out staleness_max)" "server summary: staleness_max"
 assert_cmp "$(summary_field server.out staleness_mean)" "==" 0 "server summary: staleness_mean"
-assert_cmp "$ACCURACY" ">=" 0.76 "test accuracy (measured 0.81-0.85)"
+assert_cmp "$ACCURACY" ">=" 0.72 "test accuracy (measured 0.81-0.85)"
 
 check "4 workers, 3,000 rows each, 3 epochs: converges"
 hogwild_run 4 3
-assert_cmp "$ACCURACY" ">=" 0.76 "test accuracy (measured 0.81-0.84)"
+assert_cmp "$ACCURACY" ">=" 0.72 "test accuracy (measured 0.75-0.84)"
 
 check "4 workers with --lock: no gradient is stale"
 hogwild_run 4 3 --lock
 assert_eq 0 "$(summary_field server.out staleness_max)" "server summary: staleness_max"
 assert_cmp "$(summary_field server.out staleness_mean)" "==" 0 "server summary: staleness_mean"
-assert_cmp "$ACCURACY" ">=" 0.76 "test accuracy (measured 0.80-0.85)"
+assert_cmp "$ACCURACY" ">=" 0.72 "test accuracy (measured 0.80-0.85)"
 
 check "--pull-every 4: a worker pulls once every 4 steps (and at each epoch's start), and converges"
 # (Local steps between pulls make the accuracy vary more; 2 epochs measured 0.73-0.79.)
