@@ -67,6 +67,7 @@ RankRows ReadRankRows(const TrainJobOptions& options, const RowSourceOptions& ro
   const auto reading = std::chrono::steady_clock::now();
   RowSource source(rows.inputs, row_options, check);
   SpillBudget budget(RowSpillOptions(options));
+  const size_t row_memory = budget.options().memory_bytes;
   rows.data = ReadDataset(source, &budget);
   rows.spilled_bytes = budget.spilled_bytes();
   rows.read_seconds =
@@ -98,8 +99,9 @@ RankRows ReadRankRows(const TrainJobOptions& options, const RowSourceOptions& ro
     spdlog::info("{}read {} rows of {} features from {}{}{}", where, data.rows(),
                  data.features.size(1), rows.names,
                  SkippedText(rows.rows_skipped, " (", " bad rows skipped)"),
-                 rows.spilled_bytes > 0 ? "; " + SizeText(rows.spilled_bytes) +
-                                              " of them beyond --row-memory went to a spill file"
+                 rows.spilled_bytes > 0 ? "; they outgrew --row-memory (" + SizeText(row_memory) +
+                                              ") and went to a spill file, " +
+                                              SizeText(rows.spilled_bytes)
                                         : std::string());
   }
   if (data.rows() > 0 && data.features.size(1) != rows.width) {

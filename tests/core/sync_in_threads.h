@@ -183,7 +183,8 @@ inline SyncComparison TwoRanksAgainstOneProcess(const SyncCase& c, c10::Device d
       targets.push_back(part.targets.narrow(0, begin, n));
     }
   }
-  Examples joint{torch::cat(inputs), torch::cat(targets)};
+  Examples joint{torch::cat(inputs), torch::cat(targets), c.rank_rows[0].class_index,
+                  torch::Tensor()};
   torch::jit::Module one = compile(1);
   auto one_optimizer = MakeOptimizer(CompleteOptimizerSpec(c.optimizer), params(one));
   LocalCommunicator alone;

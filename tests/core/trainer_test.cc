@@ -389,8 +389,10 @@ SyncCase TwoRankMlpCase(const char* optimizer) {
   SyncCase c;
   c.spec = kMlp;
   c.optimizer = json::parse(optimizer);
-  c.rank_rows[0] = Examples{rows.inputs.narrow(0, 0, 40), rows.targets.narrow(0, 0, 40)};
-  c.rank_rows[1] = Examples{rows.inputs.narrow(0, 40, 36), rows.targets.narrow(0, 40, 36)};
+  c.rank_rows[0] = Examples{rows.inputs.narrow(0, 0, 40), rows.targets.narrow(0, 0, 40),
+                            rows.class_index, torch::Tensor()};
+  c.rank_rows[1] = Examples{rows.inputs.narrow(0, 40, 36), rows.targets.narrow(0, 40, 36),
+                            rows.class_index, torch::Tensor()};
   return c;
 }
 

@@ -27,9 +27,9 @@ for memory in 1M 1G; do
 done
 assert_cmp "$(summary_field 1M.records spilled_bytes)" ">=" 37000000 "1M: bytes spilled (12k rows)"
 assert_eq 0 "$(summary_field 1G.records spilled_bytes)" "1G: bytes spilled"
-grep -q "read 12000 rows of 784 features from stdin; 37.7 MB of them beyond --row-memory went to a spill file" \
+grep -q "read 12000 rows of 784 features from stdin; they outgrew --row-memory (1.05 MB) and went to a spill file, 37.7 MB\$" \
   1M.records.err || fail "1M: no line saying what spilled: $(grep ' read ' 1M.records.err)"
-echo "  ok: the log says 37.7 MB went to a spill file"
+echo "  ok: the log says the rows outgrew 1.05 MB and 37.7 MB went to a spill file"
 for field in weights_crc32 validation_loss validation_accuracy; do
   assert_eq "$(summary_field 1G.records "$field")" "$(summary_field 1M.records "$field")" \
     "spilled and in memory: $field"
