@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "formats/error.h"
 #include "formats/parquet/byte_stream_split.h"
@@ -47,13 +48,16 @@ void DecodeLevels(const uint8_t** p, const uint8_t* end, bool length_prefixed, s
   *p += length;
 }
 
+}  // namespace
+
 // The decoder of one chunk's pages: its dictionary, and buffers reused from page to page.
 class ChunkDecoder {
  public:
-  ChunkDecoder(const ColumnChunk& meta, const LeafLayout& layout, ColumnValues* out)
-      : meta_(meta), layout_(layout), out_(out) {}
+  ChunkDecoder(const ColumnChunk& meta, const LeafLayout& layout)
+      : meta_(meta), layout_(layout) {}
 
-  void Page(const PageHeader& h, const uint8_t* data, size_t size);
+  // Decodes a page, appending a data page's entries to *out.
+  void Page(const PageHeader& h, const uint8_t* data, size_t size, ColumnValues* out);
 
  private:
   void Dictionary(const PageHeader& h, const uint8_t* data, size_t size);
@@ -66,8 +70,8 @@ class ChunkDecoder {
   ValueSink sink() const { return {&out_->numbers, &out_->integers, &out_->texts}; }
 
   const ColumnChunk& meta_;
-  const LeafLayout& layout_;
-  ColumnValues* out_;
+  const LeafLayout layout_;
+  ColumnValues* out_ = nullptr;
   bool has_dictionary_ = false;
   std::vector<float> dict_numbers_;
   std::vector<int32_t> dict_integers_;
@@ -203,7 +207,9 @@ void ChunkDecoder::DictionaryValues(const uint8_t* p, const uint8_t* end, size_t
   }
 }
 
-void ChunkDecoder::Page(const PageHeader& h, const uint8_t* data, size_t size) {
+void ChunkDecoder::Page(const PageHeader& h, const uint8_t* data, size_t size,
+                        ColumnValues* out) {
+  out_ = out;
   if (h.type == PageType::kDictionary) {
     Dictionary(h, data, size);
     return;
@@ -255,8 +261,6 @@ void ChunkDecoder::Page(const PageHeader& h, const uint8_t* data, size_t size) {
   out_->entries += static_cast<int64_t>(n);
 }
 
-}  // namespace
-
 bool ValueEncodingSupported(Encoding encoding, PhysicalType type) {
   const bool integer = type == PhysicalType::kInt32 || type == PhysicalType::kInt64;
   switch (encoding) {
@@ -282,41 +286,96 @@ std::string EncodingRefusal(Encoding encoding, PhysicalType type) {
          "INT64, BYTE_STREAM_SPLIT for INT32, INT64, FLOAT and DOUBLE, and RLE for BOOLEAN)";
 }
 
-void DecodeColumnChunk(const uint8_t* chunk, size_t size, const ColumnChunk& meta,
-                       const LeafLayout& layout, ColumnValues* out) {
+ColumnChunkPages::ColumnChunkPages(ChunkBytes* bytes, const ColumnChunk& meta,
+                                   const LeafLayout& layout)
+    : bytes_(bytes), meta_(meta), decoder_(std::make_unique<ChunkDecoder>(meta, layout)) {}
+
+ColumnChunkPages::~ColumnChunkPages() = default;
+
+bool ColumnChunkPages::Next(ColumnValues* out) {
+  const size_t size = bytes_->size();
+  while (decoded_ < meta_.num_values) {
+    if (at_ >= size) throw InputError("the column chunk ends before its values");
+    // A page header is a few dozen bytes (statistics can make it more): parsed from the next
+    // KiB, or 16 times more of the chunk while that does not hold it.
+    size_t header_size = 0;
+    PageHeader h;
+    for (size_t window = std::min<size_t>(size - at_, 1024);;
+         window = std::min(size - at_, 16 * window)) {
+      try {
+        h = ParsePageHeader(bytes_->Read(at_, window), window, &header_size);
+        break;
+      } catch (const InputError&) {
+        if (window == size - at_) throw;
+      }
+    }
+    at_ += header_size;
+    if (static_cast<size_t>(h.compressed_page_size) > size - at_) {
+      throw InputError("a page runs past its column chunk");
+    }
+    // Sizes a corrupt header could make huge, bounded by what a real page can hold: values at
+    // most the chunk's that are left (and kMaxPageValues), a page at most what its bytes can
+    // decompress to (GZIP's best ratio is about 1032:1).
+    const bool data = h.type == PageType::kData || h.type == PageType::kDataV2;
+    if (data && (h.num_values > meta_.num_values - decoded_ || h.num_values > kMaxPageValues)) {
+      throw InputError("a page with more values (" + std::to_string(h.num_values) +
+                       ") than its column chunk has left");
+    }
+    if (static_cast<uint64_t>(h.uncompressed_page_size) >
+        std::min<uint64_t>(kMaxPageBytes,
+                           1100 * static_cast<uint64_t>(h.compressed_page_size) + 65536)) {
+      throw InputError("a page whose size (" + std::to_string(h.uncompressed_page_size) +
+                       " bytes) its compressed bytes cannot hold");
+    }
+    const size_t page_size = static_cast<size_t>(h.compressed_page_size);
+    decoder_->Page(h, bytes_->Read(at_, page_size), page_size, out);
+    at_ += page_size;
+    if (data) {
+      decoded_ += h.num_values;
+      return true;
+    }
+  }
+  return false;
+}
+
+void DecodeColumnChunk(ChunkBytes& bytes, const ColumnChunk& meta, const LeafLayout& layout,
+                       ColumnValues* out) {
   out->def.clear();
   out->rep.clear();
   out->numbers.clear();
   out->integers.clear();
   out->texts.clear();
   out->entries = 0;
-  ChunkDecoder decoder(meta, layout, out);
-  size_t at = 0;
-  while (out->entries < meta.num_values) {
-    if (at >= size) throw InputError("the column chunk ends before its values");
-    size_t header_size = 0;
-    PageHeader h = ParsePageHeader(chunk + at, size - at, &header_size);
-    at += header_size;
-    if (static_cast<size_t>(h.compressed_page_size) > size - at) {
-      throw InputError("a page runs past its column chunk");
-    }
-    // Sizes a corrupt header could make huge, bounded by what a real page can hold: values at
-    // most the chunk's that are left (and kMaxPageValues), a page at most what its bytes can
-    // decompress to (GZIP's best ratio is about 1032:1).
-    if ((h.type == PageType::kData || h.type == PageType::kDataV2) &&
-        (h.num_values > meta.num_values - out->entries || h.num_values > kMaxPageValues)) {
-      throw InputError("a page with more values (" + std::to_string(h.num_values) +
-                       ") than its column chunk has left");
-    }
-    if (static_cast<uint64_t>(h.uncompressed_page_size) >
-        std::min<uint64_t>(kMaxPageBytes, 1100 * static_cast<uint64_t>(h.compressed_page_size) + 65536)) {
-      throw InputError("a page whose size (" + std::to_string(h.uncompressed_page_size) +
-                       " bytes) its compressed bytes cannot hold");
-    }
-    decoder.Page(h, chunk + at, static_cast<size_t>(h.compressed_page_size));
-    at += static_cast<size_t>(h.compressed_page_size);
+  // The values the chunk says it holds, reserved rather than grown by doubling (which held up
+  // to twice them, and three times while a vector moved). A corrupt count reserves no more
+  // than 64 values a byte of the chunk: address space, not memory, until values fill it.
+  const size_t expected = static_cast<size_t>(std::max<int64_t>(
+      0, std::min<int64_t>(meta.num_values,
+                           64 * static_cast<int64_t>(std::min<size_t>(bytes.size(),
+                                                                      size_t{1} << 30)))));
+  if (layout.max_def > 0) out->def.reserve(expected);
+  if (layout.max_rep > 0) out->rep.reserve(expected);
+  if (layout.kind == ValueKind::kNumber) out->numbers.reserve(expected);
+  ColumnChunkPages pages(&bytes, meta, layout);
+  while (pages.Next(out)) {
   }
   if (out->entries != meta.num_values) throw InputError("more values than the column chunk says");
+}
+
+void DecodeColumnChunk(const uint8_t* chunk, size_t size, const ColumnChunk& meta,
+                       const LeafLayout& layout, ColumnValues* out) {
+  class InMemory : public ChunkBytes {
+   public:
+    InMemory(const uint8_t* chunk, size_t size) : chunk_(chunk), size_(size) {}
+    size_t size() const override { return size_; }
+    const uint8_t* Read(size_t offset, size_t) override { return chunk_ + offset; }
+
+   private:
+    const uint8_t* chunk_;
+    size_t size_;
+  };
+  InMemory bytes(chunk, size);
+  DecodeColumnChunk(bytes, meta, layout, out);
 }
 
 }  // namespace parquet

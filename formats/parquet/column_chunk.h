@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -47,12 +48,50 @@ bool ValueEncodingSupported(Encoding encoding, PhysicalType type);
 // ...)": why values ValueEncodingSupported refuses cannot be read.
 std::string EncodingRefusal(Encoding encoding, PhysicalType type);
 
-// Decodes the column chunk `meta` whose bytes (its pages, from its first page header) are the
-// `size` bytes at `chunk`, into *out (replacing what it held). Reads the values
+// A column chunk's bytes (its pages, from its first page header), a range at a time, so that a
+// decoder holds one page of them, not the chunk (a Spark-written chunk can be 100 MB).
+class ChunkBytes {
+ public:
+  virtual ~ChunkBytes() = default;
+  virtual size_t size() const = 0;
+  // The `n` bytes at `offset` (offset + n <= size()), valid until the next call.
+  virtual const uint8_t* Read(size_t offset, size_t n) = 0;
+};
+
+class ChunkDecoder;
+
+// Decodes a column chunk a data page at a time (a dictionary page on the way), so that a reader
+// holds a page of its values, not the chunk's: what ParquetRowReader does.
+class ColumnChunkPages {
+ public:
+  // `bytes` and `meta` must outlive it.
+  ColumnChunkPages(ChunkBytes* bytes, const ColumnChunk& meta, const LeafLayout& layout);
+  ~ColumnChunkPages();
+  ColumnChunkPages(const ColumnChunkPages&) = delete;
+  ColumnChunkPages& operator=(const ColumnChunkPages&) = delete;
+
+  // Appends the next data page's entries to *out (adding to out->entries). False, appending
+  // nothing, once the pages have held the values the chunk says it has. Throws InputError, as
+  // DecodeColumnChunk does, for what it cannot read.
+  bool Next(ColumnValues* out);
+
+ private:
+  ChunkBytes* bytes_;
+  const ColumnChunk& meta_;
+  std::unique_ptr<ChunkDecoder> decoder_;
+  size_t at_ = 0;         // the next page header's offset in the chunk
+  int64_t decoded_ = 0;   // the entries of the data pages so far
+};
+
+// Decodes the column chunk `meta` whose bytes (its pages, from its first page header) are
+// `bytes`, into *out (replacing what it held, reserving the values the chunk says it has). Reads the values
 // ValueEncodingSupported allows in DATA_PAGE and DATA_PAGE_V2 pages, compressed as
 // CodecSupported allows. Throws InputError, without a file name (the caller adds it), for what
 // it cannot read: another encoding, an INT96 or fixed-length value, corrupt pages. Its memory
 // is bounded by the chunk's values (a page's, at most 2^26) whatever the bytes say.
+void DecodeColumnChunk(ChunkBytes& bytes, const ColumnChunk& meta, const LeafLayout& layout,
+                       ColumnValues* out);
+// The same, of the `size` bytes at `chunk`.
 void DecodeColumnChunk(const uint8_t* chunk, size_t size, const ColumnChunk& meta,
                        const LeafLayout& layout, ColumnValues* out);
 

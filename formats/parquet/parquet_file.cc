@@ -49,7 +49,47 @@ int64_t CountZeros(const std::vector<uint8_t>& bytes) {
   return zeros;
 }
 
+// A column chunk's bytes as pread from the file, a range at a time into *buffer (which grows
+// to the largest range asked for).
+class FileChunk : public ChunkBytes {
+ public:
+  FileChunk(int fd, const std::string& path, int64_t start, size_t size,
+            std::vector<uint8_t>* buffer)
+      : fd_(fd), path_(path), start_(start), size_(size), buffer_(buffer) {}
+  size_t size() const override { return size_; }
+  const uint8_t* Read(size_t offset, size_t n) override {
+    if (buffer_->size() < n) buffer_->resize(n);
+    ReadAt(fd_, path_, start_ + static_cast<int64_t>(offset), n, buffer_->data());
+    return buffer_->data();
+  }
+
+ private:
+  int fd_;
+  const std::string& path_;
+  int64_t start_;
+  size_t size_;
+  std::vector<uint8_t>* buffer_;
+};
+
 }  // namespace
+
+struct ColumnPages::Parts {
+  std::vector<uint8_t> buffer;
+  std::unique_ptr<FileChunk> bytes;
+  std::unique_ptr<ColumnChunkPages> pages;
+};
+
+ColumnPages::ColumnPages() = default;
+ColumnPages::~ColumnPages() = default;
+
+bool ColumnPages::Next(ColumnValues* out) {
+  if (!parts_) return false;  // an empty chunk
+  try {
+    return parts_->pages->Next(out);
+  } catch (const InputError& e) {
+    throw InputError(where_ + e.what());
+  }
+}
 
 ParquetFile::ParquetFile(const std::string& path) : path_(path) {
   fd_ = open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -168,6 +208,42 @@ void ParquetFile::CheckColumn(size_t row_group, size_t leaf) const {
   }
 }
 
+int64_t ParquetFile::ChunkStart(size_t row_group, size_t leaf) const {
+  const ColumnChunk& meta = metadata_.row_groups.at(row_group).columns.at(leaf);
+  int64_t start = meta.data_page_offset;
+  if (meta.dictionary_page_offset && *meta.dictionary_page_offset > 0 &&
+      *meta.dictionary_page_offset < start) {
+    start = *meta.dictionary_page_offset;
+  }
+  if (start < 4 || meta.total_compressed_size < 0 ||
+      meta.total_compressed_size > size_ - 8 - start) {
+    throw InputError(Where(row_group, leaf) + "corrupt column chunk offsets");
+  }
+  CheckColumn(row_group, leaf);
+  return start;
+}
+
+std::unique_ptr<ColumnPages> ParquetFile::OpenColumn(size_t row_group, size_t leaf,
+                                                     ValueKind kind) {
+  const ColumnChunk& meta = metadata_.row_groups.at(row_group).columns.at(leaf);
+  const Leaf& l = leaves_.at(leaf);
+  std::unique_ptr<ColumnPages> column(new ColumnPages());
+  column->where_ = Where(row_group, leaf);
+  column->rows_ = metadata_.row_groups[row_group].num_rows;
+  if (meta.num_values == 0) {  // an empty row group's chunk, whose offsets writers leave at 0
+    CheckColumn(row_group, leaf);
+    return column;
+  }
+  const int64_t start = ChunkStart(row_group, leaf);
+  column->parts_ = std::make_unique<ColumnPages::Parts>();
+  ColumnPages::Parts& parts = *column->parts_;
+  parts.bytes = std::make_unique<FileChunk>(
+      fd_, path_, start, static_cast<size_t>(meta.total_compressed_size), &parts.buffer);
+  parts.pages = std::make_unique<ColumnChunkPages>(
+      parts.bytes.get(), meta, LeafLayout{l.type, l.max_def, l.max_rep, kind, l.is_unsigned});
+  return column;
+}
+
 void ParquetFile::ReadColumn(size_t row_group, size_t leaf, ValueKind kind, ColumnValues* out) {
   const ColumnChunk& meta = metadata_.row_groups.at(row_group).columns.at(leaf);
   const Leaf& l = leaves_.at(leaf);
@@ -177,21 +253,12 @@ void ParquetFile::ReadColumn(size_t row_group, size_t leaf, ValueKind kind, Colu
     *out = ColumnValues();
     return;
   }
-  int64_t start = meta.data_page_offset;
-  if (meta.dictionary_page_offset && *meta.dictionary_page_offset > 0 &&
-      *meta.dictionary_page_offset < start) {
-    start = *meta.dictionary_page_offset;
-  }
-  if (start < 4 || meta.total_compressed_size < 0 ||
-      meta.total_compressed_size > size_ - 8 - start) {
-    throw InputError(where + "corrupt column chunk offsets");
-  }
-  CheckColumn(row_group, leaf);
-  chunk_.resize(static_cast<size_t>(meta.total_compressed_size));
-  ReadAt(fd_, path_, start, chunk_.size(), chunk_.data());
+  const int64_t start = ChunkStart(row_group, leaf);
+  // The chunk is read a page at a time into page_, which grows to the largest page's bytes.
+  FileChunk bytes(fd_, path_, start, static_cast<size_t>(meta.total_compressed_size), &page_);
   LeafLayout layout{l.type, l.max_def, l.max_rep, kind, l.is_unsigned};
   try {
-    DecodeColumnChunk(chunk_.data(), chunk_.size(), meta, layout, out);
+    DecodeColumnChunk(bytes, meta, layout, out);
   } catch (const InputError& e) {
     throw InputError(where + e.what());
   }

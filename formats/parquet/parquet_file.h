@@ -2,6 +2,7 @@
 #define SPARKTORCH_FORMATS_PARQUET_PARQUET_FILE_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,6 +33,31 @@ struct Field {
   std::vector<size_t> leaves;  // indices into ParquetFile::leaves(), in schema order
 };
 
+// One column chunk of a ParquetFile, read and decoded a page at a time (ParquetFile::OpenColumn).
+class ColumnPages {
+ public:
+  ~ColumnPages();
+  ColumnPages(const ColumnPages&) = delete;
+  ColumnPages& operator=(const ColumnPages&) = delete;
+
+  // Appends the next data page's entries to *out (ColumnChunkPages::Next); false after the
+  // chunk's last. Throws InputError naming the file, the row group and the column.
+  bool Next(ColumnValues* out);
+  // "PATH: row group G, column a.b: " (ParquetFile::Where).
+  const std::string& where() const { return where_; }
+  // The rows of its row group.
+  int64_t rows() const { return rows_; }
+
+ private:
+  friend class ParquetFile;
+  struct Parts;
+  ColumnPages();
+
+  std::string where_;
+  int64_t rows_ = 0;
+  std::unique_ptr<Parts> parts_;  // null for an empty chunk
+};
+
 // One Apache Parquet file, opened for reading column chunks. Reads the footer when opened and a
 // chunk's bytes when asked (pread: the file is never read whole). Not thread-safe.
 class ParquetFile {
@@ -59,6 +85,9 @@ class ParquetFile {
   // Decodes leaf `leaf`'s chunk in row group `row_group` into *out as `kind`. Throws
   // InputError naming the file, the row group and the column.
   void ReadColumn(size_t row_group, size_t leaf, ValueKind kind, ColumnValues* out);
+  // The same chunk, to be read and decoded a page at a time (ColumnPages::Next). It reads the
+  // file through this ParquetFile, which must outlive it.
+  std::unique_ptr<ColumnPages> OpenColumn(size_t row_group, size_t leaf, ValueKind kind);
 
   // "PATH: row group G, column a.b: ", the start of every message about a column chunk (G counts
   // from 1).
@@ -66,6 +95,8 @@ class ParquetFile {
 
  private:
   void BuildLeaves();
+  // Where the chunk's first page starts, checked against the file's size; CheckColumn.
+  int64_t ChunkStart(size_t row_group, size_t leaf) const;
 
   std::string path_;
   int fd_ = -1;
@@ -73,7 +104,7 @@ class ParquetFile {
   FileMetaData metadata_;
   std::vector<Field> fields_;
   std::vector<Leaf> leaves_;
-  std::vector<uint8_t> chunk_;  // the last chunk's bytes, reused
+  std::vector<uint8_t> page_;  // a page's bytes as read from the file, reused
 };
 
 }  // namespace parquet

@@ -177,11 +177,7 @@ ParquetRowReader::~ParquetRowReader() = default;
 
 void ParquetRowReader::LoadRowGroup(size_t group) {
   auto load = [&](SelectedColumn& column) {
-    for (LeafCursor& c : column.leaves) {
-      file_.ReadColumn(group, c.leaf, c.kind, &c.values);
-      c.level = 0;
-      c.value = 0;
-    }
+    for (LeafCursor& c : column.leaves) c.Load(file_.OpenColumn(group, c.leaf, c.kind));
   };
   for (auto& f : features_) load(*f);
   if (label_) load(*label_);
@@ -325,6 +321,14 @@ bool ParquetRowReader::Next(Row* row) {
     for (int64_t skip = start; skip < next; ++skip) TakeRow(false);
   }
   TakeRow(true);
+  if (next + 1 == group_end_) {  // the group's last row: its chunks must end with it
+    auto finish = [](SelectedColumn& column) {
+      for (LeafCursor& c : column.leaves) c.Finish();
+    };
+    for (auto& f : features_) finish(*f);
+    if (label_) finish(*label_);
+    if (id_) finish(*id_);
+  }
   row_ = next;
   row->Clear();
   for (auto& f : features_) {

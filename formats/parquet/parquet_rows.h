@@ -20,7 +20,8 @@ struct SelectedColumn;  // a top-level column the reader reads, with its leaves'
 // features from the top-level columns `format.features_field` names (comma-separated: a Spark
 // ML vector, an array of numbers or a number each, joined in order), the label from
 // `format.label_field` (a number, an array or a vector), the id from `format.id_field` (a string
-// or an integer). Decodes one row group's columns at a time. Not thread-safe.
+// or an integer). Decodes a page of each column it reads at a time (ParquetFile::OpenColumn),
+// not a row group's columns. Not thread-safe.
 class ParquetRowReader {
  public:
   // Opens `path` to read its rows [first_row, end_row) (0-based, in the file's order; end_row

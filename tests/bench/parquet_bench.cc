@@ -6,8 +6,8 @@
 // out/spark/fashion_train.parquet (sparse vectors) or of a dense write (784 doubles a row,
 // dictionary-encoded). Items are rows; bytes are the files' sizes; reader_peak_MB is how far the
 // process's peak resident memory (VmHWM) rose above its resident memory before reading: what
-// the reader holds at once, one row group of the columns it reads (decoded) and its pages,
-// whatever the files' rows.
+// the reader holds at once, a page of each column it reads (decoded), whatever the files' rows
+// and row groups.
 
 #include <benchmark/benchmark.h>
 

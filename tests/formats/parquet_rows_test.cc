@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -163,6 +164,78 @@ TEST(ParquetRowReader, ReadsARangeOfRowsThatStartsAndEndsInsideRowGroups) {
     EXPECT_EQ(rows[i].features, Values(expected[150 + i]["features"]));
   }
   EXPECT_EQ(reader.row_number(), 320);
+}
+
+// split_rows_v1.parquet (make_split_rows_fixture.py): pyarrow's DATA_PAGE pages of at most 6
+// levels, most of which start inside a row of `e` (7 values a row) and of `f` (3 a row, row 4's
+// second null).
+size_t LeafOf(const ParquetFile& file, const std::string& path) {
+  for (size_t i = 0; i < file.leaves().size(); ++i) {
+    if (file.leaves()[i].path == path) return i;
+  }
+  ADD_FAILURE() << "no leaf " << path;
+  return 0;
+}
+
+TEST(ParquetFile, OpenColumnDecodesAChunkAPageAtATimeAsReadColumnDoesWhole) {
+  ParquetFile file(Fixture("split_rows_v1.parquet"));
+  const size_t leaf = LeafOf(file, "e.list.element");
+  ColumnValues whole;
+  file.ReadColumn(0, leaf, ValueKind::kNumber, &whole);
+  ASSERT_EQ(whole.entries, 350);
+  std::unique_ptr<ColumnPages> pages = file.OpenColumn(0, leaf, ValueKind::kNumber);
+  EXPECT_EQ(pages->rows(), 50);
+  ColumnValues joined, page;
+  int pages_read = 0, inside_a_row = 0;
+  for (;;) {
+    page = ColumnValues();
+    if (!pages->Next(&page)) break;
+    ++pages_read;
+    ASSERT_GT(page.entries, 0);
+    EXPECT_LE(page.entries, 6);
+    inside_a_row += page.rep[0] != 0;
+    joined.rep.insert(joined.rep.end(), page.rep.begin(), page.rep.end());
+    joined.def.insert(joined.def.end(), page.def.begin(), page.def.end());
+    joined.numbers.insert(joined.numbers.end(), page.numbers.begin(), page.numbers.end());
+    joined.entries += page.entries;
+  }
+  EXPECT_EQ(pages_read, 59);  // 350 entries, 6 a page
+  EXPECT_EQ(inside_a_row, 50);
+  EXPECT_EQ(joined.entries, whole.entries);
+  EXPECT_EQ(joined.rep, whole.rep);
+  EXPECT_EQ(joined.def, whole.def);
+  EXPECT_EQ(joined.numbers, whole.numbers);
+  EXPECT_FALSE(pages->Next(&page));
+}
+
+TEST(ParquetRowReader, ReadsRowsThatPagesSplitAndGoesOnAfterABadOne) {
+  ParquetRowReader reader(Fixture("split_rows_v1.parquet"), Format("e,f"), 0);
+  Row row;
+  std::vector<std::string> errors;
+  int64_t good = 0;
+  for (;;) {
+    try {
+      if (!reader.Next(&row)) break;
+    } catch (const RowError& e) {
+      errors.push_back("row " + std::to_string(reader.row_number()) + ": " + e.what());
+      continue;
+    }
+    const int64_t r = reader.row_number() - 1;
+    std::vector<float> expected;
+    for (int k = 0; k < 7; ++k) expected.push_back(static_cast<float>(r * 10 + k));
+    for (int k = 0; k < 3; ++k) expected.push_back(-static_cast<float>(r * 10 + k));
+    ASSERT_EQ(row.features, expected) << "row " << r + 1;
+    ASSERT_EQ(row.label, std::vector<float>{static_cast<float>(r)});
+    ++good;
+  }
+  EXPECT_EQ(good, 49);
+  EXPECT_EQ(errors, std::vector<std::string>{"row 5: column f holds a null"});
+  // A range that starts and ends inside split rows' pages.
+  ParquetRowReader range(Fixture("split_rows_v1.parquet"), Format("e"), 0, 17, 33);
+  std::vector<Row> rows = ReadAll(range);
+  ASSERT_EQ(rows.size(), 16u);
+  EXPECT_EQ(rows.front().features[0], 170.0f);
+  EXPECT_EQ(rows.back().features[6], 326.0f);
 }
 
 TEST(ParquetRowReader, ANullCellIsABadRowNamedByItsColumnAndReadingGoesOn) {
