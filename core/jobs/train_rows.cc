@@ -15,10 +15,17 @@
 namespace sparktorch {
 namespace {
 
+// "a.csv, b.csv", or for more than 3 inputs "a.parquet, b.parquet and 198 more files" (a
+// Parquet directory is expanded to its files, which can be thousands: not one log line).
 std::string DescribeInputNames(const std::vector<std::string>& inputs) {
+  constexpr size_t kNamed = 3;
+  const size_t named = inputs.size() > kNamed ? kNamed - 1 : inputs.size();
   std::string names;
-  for (const std::string& path : inputs) {
-    names += (names.empty() ? "" : ", ") + InputDisplayName(path);
+  for (size_t i = 0; i < named; ++i) {
+    names += (names.empty() ? "" : ", ") + InputDisplayName(inputs[i]);
+  }
+  if (named < inputs.size()) {
+    names += " and " + std::to_string(inputs.size() - named) + " more files";
   }
   return names;
 }
