@@ -71,6 +71,10 @@ void SetupServeCommand(CLI::App& app) {
                 "Job id (1..2147483647) for Open MPI; jobs that run at once on one host need "
                 "different ids (default: random)")
       ->check(CLI::Range(1, 2147483647));
+  c->add_option("--checkpoint", f.job.checkpoint_path,
+                "Sync: keep the checkpoints rank 0 sends (train --checkpoint-every under "
+                "--tracker) in this file, each replacing the one before; a restarted job "
+                "resumes from it (train --resume FILE)");
 
   // Hogwild: the model, and how the server applies the workers' gradients.
   HogwildServeOptions& ps = f.job.hogwild;

@@ -126,9 +126,20 @@ void SetupTrainCommand(CLI::App& app) {
       ->check(CLI::IsMember({"none", "linear", "sqrt"}))
       ->group("Training");
   c->add_option("--checkpoint-every", f.job.checkpoint_every,
-                "Every N epochs, write the model with its optimizer state to --output, for a "
-                "restart with --model; 0: only at the end")
+                "Every N epochs, write the model with its optimizer state to --output, and under "
+                "--tracker send it to the tracker (serve --checkpoint), for a restart with "
+                "--resume; 0: only at the end")
       ->check(CLI::NonNegativeNumber)
+      ->group("Training");
+  c->add_option("--resume", f.job.resume_path,
+                "Continue from this checkpoint of the same job (--checkpoint-every's file, or "
+                "serve --checkpoint's) when it exists: its weights, optimizer, schedule and "
+                "epochs; --epochs stays the job's total. Without the file, start from --model")
+      ->group("Training");
+  c->add_flag("--check-resume", f.job.check_resume,
+              "Only check --resume's file against this job's model and settings: print the "
+              "epoch the job would resume after (0: none yet) and exit; a checkpoint of another "
+              "job or a corrupt one fails as the job would")
       ->group("Training");
   c->add_flag("--fresh-optimizer", f.job.fresh_optimizer,
               "With a trained --model: start the optimizer, the epoch count and the schedule "
@@ -144,7 +155,9 @@ void SetupTrainCommand(CLI::App& app) {
   c->add_option("--threads,-t", f.launch.threads, "CPU threads (default: OMP_NUM_THREADS, else 1)")
       ->check(CLI::PositiveNumber)
       ->group("Training");
-  c->add_option("--device", f.job.device, "cpu, cuda or cuda:N (default cpu)")->group("Training");
+  c->add_option("--device", f.job.device,
+                "cpu, cuda, cuda:N or auto (cuda where there is one, else cpu; default cpu)")
+      ->group("Training");
   f.row_memory_opt =
       c->add_option("--row-memory", f.row_memory,
                     "Memory a rank's rows may take before they go to a spill file, e.g. 512M or 2G; "
@@ -174,6 +187,11 @@ void SetupTrainCommand(CLI::App& app) {
   c->add_flag("--rank-from-stdin", f.launch.rank_from_stdin,
               "Instead of --rank: read the rank from stdin, the digits and a tab before the first "
               "row (as Spark tasks write it); with no rows at all, take a rank nobody claimed")
+      ->group("Distributed");
+  c->add_option("--task-gpus", f.launch.task_gpus,
+                "The GPUs Spark gave this task, comma-separated (TaskContext resources): "
+                "--device cuda or auto trains on the first (the Spark layer passes them)")
+      ->delimiter(',')
       ->group("Distributed");
   c->add_option("--world-size", f.launch.world_size, "Number of ranks or workers N (with --tracker or --server)")
       ->check(CLI::PositiveNumber)

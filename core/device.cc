@@ -9,19 +9,61 @@
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
+#include <spdlog/spdlog.h>
+
 #include "formats/error.h"
 
 namespace sparktorch {
+namespace {
+
+bool CudaAvailable() { return at::globalContext().hasCUDA(); }
+
+std::string Joined(const std::vector<std::string>& items) {
+  std::string out;
+  for (const std::string& item : items) out += (out.empty() ? "" : ",") + item;
+  return out;
+}
+
+}  // namespace
+
+std::string TaskDevice(const std::string& device, const std::vector<std::string>& gpus) {
+  if (gpus.empty()) return device;
+  const std::string given = "Spark gave this task GPU" + std::string(gpus.size() == 1 ? " " : "s ") +
+                            Joined(gpus);
+  if (device == "cpu") {
+    spdlog::info("{}; --device cpu: training on the CPU", given);
+    return device;
+  }
+  if (device != "cuda" && device != "auto") {
+    spdlog::warn("{}; --device {} as given (another task may share that GPU)", given, device);
+    return device;
+  }
+  if (device == "auto" && !CudaAvailable()) {
+    spdlog::info("{}; --device auto, but CUDA is not available to this process: training on the CPU",
+                 given);
+    return "cpu";
+  }
+  const std::string& first = gpus.front();
+  const bool number = !first.empty() && first.find_first_not_of("0123456789") == std::string::npos;
+  if (number) {
+    spdlog::info("{}: --device cuda:{}", given, first);
+    return "cuda:" + first;
+  }
+  ::setenv("CUDA_VISIBLE_DEVICES", Joined(gpus).c_str(), 1);
+  spdlog::info("{}: CUDA_VISIBLE_DEVICES={}, --device cuda:0", given, Joined(gpus));
+  return "cuda:0";
+}
 
 c10::Device ResolveDevice(const std::string& name) {
+  if (name == "auto") return CudaAvailable() ? ResolveDevice("cuda") : c10::Device(c10::kCPU);
   if (name != "cpu" && name.rfind("cuda", 0) != 0) {
-    throw UsageError("--device " + name + ": expected cpu, cuda or cuda:N");
+    throw UsageError("--device " + name + ": expected cpu, cuda, cuda:N or auto");
   }
   c10::Device device(c10::kCPU);
   try {
     device = c10::Device(name);
   } catch (const c10::Error&) {
-    throw UsageError("--device " + name + ": expected cpu, cuda or cuda:N");
+    throw UsageError("--device " + name + ": expected cpu, cuda, cuda:N or auto");
   }
   if (device.is_cpu()) return device;
   if (!at::globalContext().hasCUDA()) {

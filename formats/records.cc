@@ -141,32 +141,38 @@ void RecordWriter::WritePrediction(std::string_view id, std::string_view value) 
   Put(line_);
 }
 
-void RecordWriter::WriteModel(std::string_view model_bytes) {
+void ModelRecordLines(std::string_view model_bytes,
+                      const std::function<void(std::string_view line)>& line) {
   const uint64_t count = (model_bytes.size() + kModelChunkBytes - 1) / kModelChunkBytes;
   unsigned long whole_crc = 0;
+  std::string text;
   for (uint64_t seq = 0; seq < count; ++seq) {
     std::string_view chunk = model_bytes.substr(seq * kModelChunkBytes, kModelChunkBytes);
     const unsigned long crc = Crc32(0, chunk);
     whole_crc = Crc32(whole_crc, chunk);
-    line_.assign("M\t");
-    AppendNumber(seq, &line_);
-    line_ += '\t';
-    AppendNumber(count, &line_);
-    line_ += '\t';
-    AppendCrc(crc, &line_);
-    line_ += '\t';
-    Base64Encode(chunk, &line_);
-    line_ += '\n';
-    Put(line_);
+    text.assign("M\t");
+    AppendNumber(seq, &text);
+    text += '\t';
+    AppendNumber(count, &text);
+    text += '\t';
+    AppendCrc(crc, &text);
+    text += '\t';
+    Base64Encode(chunk, &text);
+    text += '\n';
+    line(text);
   }
-  line_.assign("E\t");
-  AppendNumber(count, &line_);
-  line_ += '\t';
-  AppendNumber(model_bytes.size(), &line_);
-  line_ += '\t';
-  AppendCrc(whole_crc, &line_);
-  line_ += '\n';
-  Put(line_);
+  text.assign("E\t");
+  AppendNumber(count, &text);
+  text += '\t';
+  AppendNumber(model_bytes.size(), &text);
+  text += '\t';
+  AppendCrc(whole_crc, &text);
+  text += '\n';
+  line(text);
+}
+
+void RecordWriter::WriteModel(std::string_view model_bytes) {
+  ModelRecordLines(model_bytes, [this](std::string_view line) { Put(line); });
 }
 
 void RecordWriter::WriteSummary(std::string_view json) {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdio>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,6 +26,12 @@ namespace sparktorch {
 inline constexpr size_t kMaxRecordLineBytes = 1 << 20;
 // Raw model bytes per chunk: its base64 plus the record's fields stays under 1 MiB.
 inline constexpr size_t kModelChunkBytes = 786384;
+
+// The M records and the E record of a model's bytes, in order, each passed to `line` with its
+// '\n' (the view is valid during the call). RecordWriter::WriteModel writes them; the tracker's
+// checkpoint lines carry them (sparktorch-formats(7), "Tracker protocol").
+void ModelRecordLines(std::string_view model_bytes,
+                      const std::function<void(std::string_view line)>& line);
 
 // Writes records to a stream it does not own. Not thread-safe.
 class RecordWriter {

@@ -3,6 +3,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace sparktorch {
 
@@ -19,7 +20,12 @@ namespace sparktorch {
 // with the prefix (the message quotes what it found instead), when the number is not below
 // `world_size`, or when reading fails. Blocks until the prefix, or the end of the input, has
 // arrived.
-std::optional<int> ReadRankPrefix(int fd, int world_size, const std::string& input = "stdin");
+//
+// The prefix may name the GPUs Spark gave the task (TaskContext resources, which the JVM adds
+// where the job asked for GPUs): "DIGITS gpu=ADDR[,ADDR...]\t", each ADDR as Spark's discovery
+// script gave it (letters, digits, '-', '_', '.', ':' and '/'). They go to `gpus` when it is given.
+std::optional<int> ReadRankPrefix(int fd, int world_size, const std::string& input = "stdin",
+                                  std::vector<std::string>* gpus = nullptr);
 
 }  // namespace sparktorch
 

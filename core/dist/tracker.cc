@@ -13,6 +13,7 @@
 #include "core/train/epoch_progress.h"
 #include "formats/error.h"
 #include "formats/hmac_sha256.h"
+#include "formats/records.h"
 
 namespace sparktorch {
 namespace {
@@ -37,6 +38,10 @@ struct Tracker::Connection {
   int rank = -1;     // kAnyRank for a control link without a rank, until the start
   std::string host;  // its hello's HOST
   bool in_barrier = false;
+  // Rank 0's checkpoint being received (its records so far), or null; `checkpoint_failed` once a
+  // record of it was bad, until its `checkpoint` line.
+  std::unique_ptr<RecordReader> checkpoint;
+  bool checkpoint_failed = false;
   SteadyTime last_heard = std::chrono::steady_clock::now();
 };
 
@@ -201,6 +206,7 @@ void Tracker::HandleControl(Connection& c, const std::string& verb, const std::s
     return;
   }
   if (c.rank == kAnyRank && verb != "fail") return;  // nothing else comes before the start
+  if (verb == "checkpoint-record" || verb == "checkpoint") return HandleCheckpoint(c, verb, rest);
   if (verb == "done") {
     finished_[c.rank] = true;
     spdlog::log(options_.serve_pmi ? spdlog::level::info : spdlog::level::debug,
@@ -213,6 +219,54 @@ void Tracker::HandleControl(Connection& c, const std::string& verb, const std::s
   }
   if (verb == "fail") return End(AbortKind::kFailed, Who(c.rank) + " failed: " + rest);
   spdlog::warn("tracker: rank {} sent an unknown message: {}", c.rank, verb);
+}
+
+void Tracker::HandleCheckpoint(Connection& c, const std::string& verb, const std::string& rest) {
+  if (c.rank != 0) {
+    if (verb == "checkpoint") spdlog::warn("tracker: rank {} sent a checkpoint; only rank 0's are kept", c.rank);
+    return;
+  }
+  if (verb == "checkpoint-record") {
+    if (c.checkpoint_failed) return;
+    if (!c.checkpoint) c.checkpoint = std::make_unique<RecordReader>("rank 0's checkpoint");
+    try {
+      c.checkpoint->Feed(rest);
+    } catch (const std::exception& e) {
+      spdlog::warn("tracker: dropped a checkpoint from rank 0: {}", e.what());
+      c.checkpoint_failed = true;
+    }
+    return;
+  }
+  std::unique_ptr<RecordReader> reader = std::move(c.checkpoint);
+  const bool failed = c.checkpoint_failed;
+  c.checkpoint_failed = false;
+  int epoch = 0;
+  try {
+    epoch = std::stoi(rest);
+  } catch (const std::exception&) {
+    epoch = -1;
+  }
+  if (failed || !reader || epoch < 0) {
+    if (!failed) spdlog::warn("tracker: dropped a checkpoint line from rank 0 without its model: {}", rest);
+    return;
+  }
+  std::optional<std::string> model;
+  try {
+    model = reader->TakeModel();
+  } catch (const std::exception& e) {
+    spdlog::warn("tracker: dropped the checkpoint after epoch {} from rank 0: {}", epoch, e.what());
+    return;
+  }
+  if (!model) return;
+  if (!options_.on_checkpoint) {
+    spdlog::debug("tracker: rank 0 sent a checkpoint after epoch {}; this tracker keeps none", epoch);
+    return;
+  }
+  try {
+    options_.on_checkpoint(epoch, *model);
+  } catch (const std::exception& e) {
+    spdlog::warn("tracker: could not keep the checkpoint after epoch {}: {}", epoch, e.what());
+  }
 }
 
 void Tracker::HandlePmi(Connection& c, const std::string& verb, const std::string& rest) {

@@ -2,6 +2,7 @@
 #define SPARKTORCH_CORE_DIST_TRACKER_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -22,6 +23,9 @@ struct TrackerOptions {
                            // (which also logs arrivals only at debug level)
   double rendezvous_timeout = 120;  // seconds for all ranks to arrive
   double heartbeat_timeout = 30;    // seconds of silence after which a rank counts as lost
+  // Called with each checkpoint rank 0 sends (the epoch after which it was taken, the model
+  // file's bytes, verified); empty: checkpoints are received and dropped.
+  std::function<void(int epoch, const std::string& model_bytes)> on_checkpoint;
 };
 
 // How a job ended, as the tracker saw it.
@@ -38,7 +42,8 @@ struct TrackerOutcome {
 // barrier that Open MPI's bootstrap needs, and watches every rank's control link. When a rank's
 // link drops before the rank said it finished, or a rank reports an error, or not all ranks
 // arrive in time, it tells every other rank to stop (with the reason) and ends. It logs each
-// epoch that rank 0 reports (`epoch JSON`), with an estimate of the time left. Single-threaded:
+// epoch that rank 0 reports (`epoch JSON`), with an estimate of the time left, and passes on the
+// checkpoints rank 0 sends (`checkpoint-record` lines, then `checkpoint EPOCH`). Single-threaded:
 // one poll loop serves every connection.
 class Tracker {
  public:
@@ -58,6 +63,7 @@ class Tracker {
   void Handle(Connection& c, const std::string& line);
   void Admit(Connection& c, const std::string& line);
   void HandleControl(Connection& c, const std::string& verb, const std::string& rest);
+  void HandleCheckpoint(Connection& c, const std::string& verb, const std::string& rest);
   void HandlePmi(Connection& c, const std::string& verb, const std::string& rest);
   void Refuse(Connection& c, const std::string& why);
   // Once claimed ranks and ranks without one make the world: gives the latter the ranks left

@@ -6,6 +6,7 @@
 
 #include "core/net/errors.h"
 #include "formats/error.h"
+#include "formats/records.h"
 
 namespace sparktorch {
 namespace {
@@ -159,6 +160,19 @@ void TrackerLink::ReportEpoch(const std::string& json) {
     if (c == '\n' || c == '\r') c = ' ';
   }
   Say(line);
+}
+
+bool TrackerLink::SendCheckpoint(int epoch, const std::string& model_bytes, double line_seconds) {
+  bool sent = true;
+  std::string line;
+  ModelRecordLines(model_bytes, [&](std::string_view record) {
+    if (!sent) return;
+    line.assign("checkpoint-record ");
+    line.append(record.substr(0, record.size() - 1));  // without its '\n'
+    std::lock_guard<std::mutex> lock(write_mutex_);
+    sent = channel_.WriteLine(line, After(line_seconds));
+  });
+  return sent && Say("checkpoint " + std::to_string(epoch));
 }
 
 void TrackerLink::Fail(const std::string& message) {

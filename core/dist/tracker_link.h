@@ -65,6 +65,11 @@ class TrackerLink {
   // Sends one epoch's metrics (a JSON object, as `--metrics` writes it, with `epochs`) for the
   // tracker to log. Best effort; may be called from any thread.
   void ReportEpoch(const std::string& json);
+  // Sends rank 0's checkpoint after `epoch` (a model file's bytes) for the tracker to keep
+  // (`serve --checkpoint FILE`): its model records (formats/records.h), each on a
+  // `checkpoint-record` line, then `checkpoint EPOCH`. Pings go on between the lines. Returns
+  // false when a line could not be written within `line_seconds`; the job goes on.
+  bool SendCheckpoint(int epoch, const std::string& model_bytes, double line_seconds = 30);
 
  private:
   void StopWatching();

@@ -241,6 +241,16 @@ void World::ReportEpoch(const std::string& json) noexcept {
   }
 }
 
+bool World::SendCheckpoint(int epoch, const std::string& model_bytes) noexcept {
+  try {
+    if (link_ && link_->SendCheckpoint(epoch, model_bytes)) return true;
+    if (link_) spdlog::warn("the checkpoint after epoch {} did not reach the tracker", epoch);
+  } catch (const std::exception& e) {
+    spdlog::warn("the checkpoint after epoch {} did not reach the tracker: {}", epoch, e.what());
+  }
+  return false;
+}
+
 World::~World() {
   link_.reset();
   if (hub_.joinable()) {

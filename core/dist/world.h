@@ -56,6 +56,10 @@ class World {
   // Passes one epoch's metrics (JSON, with `epochs`) to the tracker, which logs them for the
   // person who started the job. Does nothing without a tracker. Best effort: never throws.
   void ReportEpoch(const std::string& json) noexcept;
+  // Sends rank 0's checkpoint after `epoch` (a model file's bytes) to the tracker, which keeps
+  // it where `serve --checkpoint` says. Returns false without a tracker or when it could not be
+  // sent (logged). Never throws.
+  bool SendCheckpoint(int epoch, const std::string& model_bytes) noexcept;
 
  private:
   World() = default;

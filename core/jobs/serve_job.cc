@@ -106,6 +106,14 @@ void ServeTracker(const ServeJobOptions& o, const std::string& secret, std::FILE
   options.job_id = o.job_id;
   options.rendezvous_timeout = o.timeout;
   options.heartbeat_timeout = o.heartbeat_timeout > 0 ? o.heartbeat_timeout : 30;
+  if (o.mode == "sync" && !o.checkpoint_path.empty()) {
+    options.on_checkpoint = [path = o.checkpoint_path](int epoch, const std::string& model) {
+      const std::string why = WriteOutputFile(path, model);
+      if (!why.empty()) throw Error("--checkpoint " + path + ": cannot write this file: " + why);
+      spdlog::info("checkpoint after epoch {} from rank 0 ({:.1f} MB) kept in {}", epoch,
+                   model.size() / 1e6, path);
+    };
+  }
   Tracker tracker(options);
   spdlog::info("tracker for {} ranks of job {}", o.world_size, tracker.job_id());
   Announce(o, options.listen, tracker.port(), out);

@@ -31,6 +31,7 @@ struct ServeJobOptions {
   double timeout = 120;
   double heartbeat_timeout = 0;  // 0: the mode's default (30 s sync, 300 s hogwild)
   uint32_t job_id = 0;           // sync: Open MPI's job id; 0: random
+  std::string checkpoint_path;   // sync: where rank 0's checkpoints are kept; empty: nowhere
   int64_t max_staleness = -1;    // hogwild
   HogwildServeOptions hogwild;  // mode hogwild: the model, and how the server applies gradients
 };

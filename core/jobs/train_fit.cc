@@ -64,14 +64,39 @@ TrainOptions ResumeOptions(const JobOutput& o, const TrainMode& mode, torch::opt
   return train;
 }
 
-// Rank 0's model after an epoch, written to -o with its optimizer's state, for a restart.
+// Rank 0's model after an epoch with its optimizer's state, for a restart (--resume): written to
+// -o, and sent to the tracker under one.
 void WriteCheckpoint(const JobOutput& o, const Communicator& comm, const torch::jit::Module& module,
                      const EpochStats& stats, const std::string& optimizer_state) {
+  // While training, the parameters are views into one flat buffer (Trainer), which deepcopy
+  // copies once, memoised: every parameter of the copy would be the first one. Each gets a
+  // tensor of its own from the module's.
   torch::jit::Module copy = module.deepcopy();
+  {
+    torch::NoGradGuard no_grad;
+    auto originals = module.named_modules();
+    auto copies = copy.named_modules();
+    for (auto from = originals.begin(), to = copies.begin(); from != originals.end() && to != copies.end();
+         ++from, ++to) {
+      for (const auto& p : (*from).value.named_parameters(/*recurse=*/false)) {
+        torch::jit::Module target = (*to).value;
+        torch::Tensor own = p.value.detach().to(torch::kCPU).clone();
+        target.setattr(p.name, own.requires_grad_(p.value.requires_grad()));
+      }
+    }
+  }
   copy.to(torch::kCPU);
   const Manifest manifest = TrainedManifest(o, comm, RankEpochJson(stats), stats.epoch, stats.lr_schedule_state);
-  WriteModelFile(o.options.output_path, copy, manifest, optimizer_state);
-  spdlog::info("checkpoint after epoch {} written to {}", stats.epoch, o.options.output_path);
+  if (!o.options.output_path.empty()) {
+    WriteModelFile(o.options.output_path, copy, manifest, optimizer_state);
+    spdlog::info("checkpoint after epoch {} written to {}", stats.epoch, o.options.output_path);
+  }
+  if (o.run.send_checkpoint) {
+    const std::string bytes = SerializeModel(copy, manifest, optimizer_state);
+    if (o.run.send_checkpoint(stats.epoch, bytes)) {
+      spdlog::debug("checkpoint after epoch {} ({} bytes) sent to the tracker", stats.epoch, bytes.size());
+    }
+  }
 }
 
 }  // namespace
@@ -113,6 +138,10 @@ void Fit(const JobOutput& o, Fitted& fitted, Communicator& comm, TrainMode& mode
                train.lr_schedule.is_null() ? "" : ", lr_schedule " + train.lr_schedule.dump(),
                o.loss.name());
   const bool checkpoints = options.checkpoint_every > 0 && mode.writes_model(rank);
+  // A resumed job's history goes on from the checkpoint's.
+  if (train.start_epoch > 0 && o.plan.manifest && o.plan.manifest->history.is_array()) {
+    fitted.history = o.plan.manifest->history;
+  }
   const auto training = std::chrono::steady_clock::now();
   fitted.result = trainer.Fit(split.train, split.validation, [&](const EpochStats& stats) {
     const json epoch = RankEpochJson(stats);

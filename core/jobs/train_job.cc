@@ -41,9 +41,9 @@ void Run(const TrainJobOptions& options, const TrainRun& run, Communicator& comm
     throw UsageError("--checkpoint-every: a hogwild worker does not write the model; the parameter "
                      "server does");
   }
-  if (options.checkpoint_every > 0 && options.output_path.empty()) {
-    throw UsageError("--checkpoint-every needs --output FILE: a checkpoint is the model file a "
-                     "restarted job continues from");
+  if (options.checkpoint_every > 0 && options.output_path.empty() && !run.send_checkpoint) {
+    throw UsageError("--checkpoint-every needs --output FILE, or a --tracker to send the "
+                     "checkpoints to: a checkpoint is the model file a restarted job continues from");
   }
   ModelPlan plan = mode.plans_model() ? PlanModel(options.model, run.input_shape, device) : ModelPlan();
   torch::manual_seed(options.seed);  // after PlanModel, whose spec check draws weights

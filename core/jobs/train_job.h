@@ -32,6 +32,8 @@ struct TrainJobOptions {
   std::string lr_scaling = "none";
   int checkpoint_every = 0;     // epochs between checkpoints to output_path (rank 0); 0: none
   bool fresh_optimizer = false;  // a trained model's optimizer state, epochs and schedule ignored
+  std::string resume_path;       // --resume: a checkpoint of this job to continue from, if there
+  bool check_resume = false;     // --check-resume: only say whether and where --resume resumes
   std::string device = "cpu";
   // The rows' anonymous memory before they spill to a file (core/data/spill.h); unset: the
   // default (DefaultRowMemory). spill_dir empty: DefaultSpillDir().

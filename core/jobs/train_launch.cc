@@ -65,7 +65,7 @@ void FlushOut(std::FILE* out) {
 // --rank-from-stdin: checks the flags that go with it, then reads the rank before anything else
 // reads stdin. Returns the rank, or nullopt when stdin has no rows at all (the process then
 // takes a rank nobody claimed).
-std::optional<int> ReadRankFromStdin(const TrainLaunch& l, const TrainJobOptions& job) {
+std::optional<int> ReadRankFromStdin(TrainLaunch& l, const TrainJobOptions& job) {
   if (l.rank >= 0) {
     throw UsageError("--rank-from-stdin and --rank both give this process's rank; give one of them");
   }
@@ -78,7 +78,7 @@ std::optional<int> ReadRankFromStdin(const TrainLaunch& l, const TrainJobOptions
   if (std::find(job.rows.inputs.begin(), job.rows.inputs.end(), kStdinName) != job.rows.inputs.end()) {
     throw UsageError("--rank-from-stdin reads the rank before the rows on stdin; not with --input -");
   }
-  return ReadRankPrefix(STDIN_FILENO, l.world_size);
+  return ReadRankPrefix(STDIN_FILENO, l.world_size, "stdin", &l.task_gpus);
 }
 
 // A hogwild worker: one process of its own, training with the parameter server at --server.
@@ -149,6 +149,11 @@ void RunRank(const TrainJobOptions& job, TrainRun run, const TrainLaunch& l, boo
   run.mode = world->sync() ? "sync" : "local";
   run.launcher = world->launcher();
   run.report_epoch = [&world](const std::string& json) { world->ReportEpoch(json); };
+  if (!l.tracker.empty()) {
+    run.send_checkpoint = [&world](int epoch, const std::string& model) {
+      return world->SendCheckpoint(epoch, model);
+    };
+  }
   try {
     RunTrainJob(job, run, world->comm(), out);
     FlushOut(out);
@@ -167,6 +172,14 @@ bool IsHogwildWorker(const TrainLaunch& l) {
 }
 
 void RunTrain(TrainJobOptions job, TrainLaunch launch, std::FILE* out) {
+  if (job.check_resume) {
+    if (job.resume_path.empty()) throw UsageError("--check-resume needs --resume FILE");
+    TrainRun probe;
+    ApplyResume(&job, &probe);
+    std::fprintf(out, "%d\n", probe.resumed_after);
+    FlushOut(out);
+    return;
+  }
   TrainRun run;
   run.reader = ReaderOptions(job.rows);
   run.input_shape = ParseShape(job.model.input_shape, "--input-shape");
@@ -187,8 +200,20 @@ void RunTrain(TrainJobOptions job, TrainLaunch launch, std::FILE* out) {
   if (job.batch_size == 0 || job.batch_size < -1) {
     throw UsageError("--batch-size must be a positive number of rows, or -1 for the whole partition");
   }
+  job.device = TaskDevice(job.device, launch.task_gpus);
   ConfigureCpu(launch.threads > 0 ? launch.threads : DefaultThreads());
-  if (IsHogwildWorker(launch)) return RunHogwildWorker(job, std::move(run), launch, any_rank, out);
+  if (IsHogwildWorker(launch)) {
+    if (!job.resume_path.empty()) {
+      throw UsageError("--resume: a hogwild worker trains the parameter server's model; the server "
+                       "keeps it across a lost worker");
+    }
+    return RunHogwildWorker(job, std::move(run), launch, any_rank, out);
+  }
+  if (!job.resume_path.empty()) {
+    ApplyResume(&job, &run);
+  } else if (job.checkpoint_every > 0) {
+    run.job_key = TrainJobKey(job);
+  }
   RunRank(job, std::move(run), launch, any_rank, out);
 }
 

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/jobs/train_job.h"
 
@@ -19,6 +20,9 @@ struct TrainLaunch {
   int rank = -1;
   int world_size = 0;
   bool rank_from_stdin = false;  // the rank is the digits and a tab before the first row
+  // The GPUs Spark gave this task (--task-gpus, or the rank prefix's "gpu=" part): "cuda" and
+  // "auto" become the first (TaskDevice).
+  std::vector<std::string> task_gpus;
   double timeout = 120;
   int threads = 0;  // CPU threads; 0: DefaultThreads()
   // Ends the process when the tracker ends the job under this rank, with the name of the abort

@@ -24,7 +24,7 @@ Manifest TrainedManifest(const JobOutput& o, const Communicator& comm, const jso
   const bool no_label = o.format.label == LabelPresence::kNone;
   Manifest manifest =
       PlanManifest(o.plan, o.loss, o.optimizer_spec, o.format, no_label, o.prediction);
-  manifest.training = {{"epochs", options.epochs},
+  manifest.training = {{"epochs", options.epochs + o.run.resumed_after},
                        {"epochs_run", epochs_run},
                        {"batch_size", options.batch_size},
                        {"validation_pct", options.validation_fraction},
@@ -36,6 +36,8 @@ Manifest TrainedManifest(const JobOutput& o, const Communicator& comm, const jso
                        {"mode", o.run.mode},
                        {"launcher", o.run.launcher},
                        {"device", o.device.str()}};
+  if (!o.run.job_key.empty()) manifest.training["job_key"] = o.run.job_key;
+  if (o.run.resumed_after > 0) manifest.training["resumed_after_epoch"] = o.run.resumed_after;
   if (schedule_state.is_object() && !schedule_state.empty()) {
     manifest.training["lr_schedule_state"] = schedule_state;
   }
@@ -81,6 +83,7 @@ void WriteModelAndSummary(const JobOutput& o, torch::jit::Module& module, const 
   summary["rows_skipped"] = o.rows.rows_skipped;
   summary["validation_rows"] = o.held_out;
   summary["epochs"] = last.epoch;
+  if (o.run.resumed_after > 0) summary["resumed_after_epoch"] = o.run.resumed_after;
   summary["read_seconds"] = o.rows.read_seconds;
   summary["spilled_bytes"] = o.rows.spilled_bytes;
   summary["train_seconds"] = o.fitted.seconds;

@@ -38,7 +38,26 @@ struct TrainRun {
   // claimed, or the one the server gave a worker without one), before anything else is logged
   // under it. May be empty.
   std::function<void(int worker)> on_worker_id;
+  // Sync ranks under a tracker: sends rank 0's checkpoint after an epoch (a model file's bytes)
+  // to the tracker (World::SendCheckpoint). Empty elsewhere.
+  std::function<bool(int epoch, const std::string& model_bytes)> send_checkpoint;
+  // The job's key (TrainJobKey), recorded in its checkpoints and model; empty without
+  // checkpoints or --resume. resumed_after: the epoch of the checkpoint this run resumed from
+  // (--resume), 0 when it started from --model.
+  std::string job_key;
+  int resumed_after = 0;
 };
+
+// A key for the job `job` describes: a hash of its --model and --train-config files and of the
+// settings that decide how it trains (epochs, batch size, seed, loss, optimizer, ...), not of
+// where it runs (ranks, threads, device). Throws UsageError when a file cannot be read.
+std::string TrainJobKey(const TrainJobOptions& job);
+
+// --resume FILE: when FILE holds a checkpoint of this job (its job_key), the job continues
+// from it: --model becomes FILE and --epochs the epochs left; run->resumed_after its epoch.
+// Without FILE, the job starts from --model. Throws ModelError, in one line, for a file that is
+// not a readable checkpoint, one of another job, or one with no epochs left to train.
+void ApplyResume(TrainJobOptions* job, TrainRun* run);
 
 // Runs `sparktorch train` on one rank of `comm`'s world: reads the rows (with files as inputs and
 // more than one rank, this rank's share of them), builds or loads the model, trains it with the

@@ -205,8 +205,8 @@ def train_main(argv=None):
             for s in result.summaries:
                 f.write(json.dumps(s, sort_keys=True) + "\n")
     final = result.final
-    print("sparktorch: job %d trained %d rows in %d attempt(s): train loss %s, accuracy %s; "
-          "model written to %s" % (result.job_id, result.rows, result.attempts,
+    print("sparktorch: job %d trained %d rows in %s: train loss %s, accuracy %s; "
+          "model written to %s" % (result.job_id, result.rows, result.attempts_text(),
                                    final.get("train_loss"), final.get("train_accuracy"),
                                    args.output))
     sys.stdout.flush()

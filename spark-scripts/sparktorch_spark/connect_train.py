@@ -87,6 +87,16 @@ def train(df, options, mode, columns, label, log):
     raise AssertionError("unreachable")
 
 
+def task_gpus(context):
+    """The addresses of the GPUs Spark gave the task of `context` (its "gpu" resource, as
+    spark.task.resource.gpu.amount asks), or []."""
+    try:
+        gpu = context.resources().get("gpu")
+    except Exception:  # pylint: disable=broad-except  # a TaskContext without resources
+        return []
+    return list(gpu.addresses) if gpu is not None else []
+
+
 def _result(mode, rows, job_id, attempt):
     """The TrainResult of the stage's rows, checked as job.py checks a classic job's."""
     rows = sorted(rows, key=lambda r: r["rank"])
@@ -133,7 +143,7 @@ class TrainTask:
             address = context.allGather(shared)[0]
             if address.startswith("!"):  # every task says why task 0's serve did not start
                 raise RuntimeError(address[1:])
-            lines = self._rank(rank, address, batches, work)
+            lines = self._rank(rank, address, batches, work, task_gpus(context))
             out = [(rank, line, None) for line in lines]
             if serve is not None:
                 try:
@@ -186,8 +196,10 @@ class TrainTask:
             return None, "!sparktorch serve failed: %s" % e
         return serve, serve.address
 
-    def _rank(self, rank, address, batches, work):
-        """Runs this task's `sparktorch train` on its rows; returns its stdout lines."""
+    def _rank(self, rank, address, batches, work, gpus=()):
+        """Runs this task's `sparktorch train` on its rows; returns its stdout lines. `gpus`:
+        the addresses of the GPUs Spark gave the task (`--task-gpus`, which `--device cuda` or
+        `auto` trains on)."""
         from . import arrow_rows  # pylint: disable=import-outside-toplevel  # numpy: executors
         spec = self.spec
         batches = iter(batches)
@@ -205,7 +217,8 @@ class TrainTask:
             raise RuntimeError("sparktorch task failed: %s" % e) from None
         command = ([binary] + spec["global_flags"] +
                    ["train", "--mode", spec["mode"]] + where +
-                   ["--rank", str(rank), "--world-size", str(spec["world_size"])] + rows +
+                   ["--rank", str(rank), "--world-size", str(spec["world_size"])] +
+                   (["--task-gpus", ",".join(gpus)] if gpus else []) + rows +
                    spec["train_args"] + (self._files(work) if spec["mode"] == "sync" else []))
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, env=self._env())

@@ -124,11 +124,12 @@ def lines(df):
     return getattr(df._jdf, "as")(encoder).rdd()  # pylint: disable=protected-access
 
 
-def pipe(sc, jrdd, command, env, barrier):
+def pipe(sc, jrdd, command, env, barrier, task_gpus=False):
     """The JVM's RDD.pipe of `jrdd` (an RDD[String]) through `command` (a list: the program and
     its arguments) with `env` added to each task's environment; returns the RDD[String] of the
     processes' stdout lines, each partition's in order. With `barrier`, in a barrier stage:
-    every task starts at once, and one that fails fails them all."""
+    every task starts at once, and one that fails fails them all. With `task_gpus` (the jar
+    loaded), each partition's rank prefix names the GPUs Spark gave its task (TaskGpus)."""
     jvm = sc._jvm  # pylint: disable=protected-access
     if barrier:
         # RDDBarrier has mapPartitions only: the identity function (Predef.$conforms, in Scala
@@ -137,7 +138,10 @@ def pipe(sc, jrdd, command, env, barrier):
         tag = jvm.scala.reflect.ClassManifestFactory.fromClass(jvm.java.lang.String._java_lang_class)
         identity = getattr(jvm.scala.Predef, "$conforms")()
         jrdd = jrdd.barrier().mapPartitions(identity, False, tag)
-    return jrdd.toJavaRDD().pipe(list(command), dict(env)).rdd()
+    java = jrdd.toJavaRDD()
+    if task_gpus:
+        java = java.mapPartitions(jvm.sparktorch.spark.TaskGpus())
+    return java.pipe(list(command), dict(env)).rdd()
 
 
 def collect_lines(jrdd):

@@ -59,7 +59,8 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
                  clipGradValue=None, seed=0,
                  inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
                  timeout=600.0, retries=1, onBadRow="fail", readParquet=True,
-                 rowMemory=None, spillDir=None):
+                 rowMemory=None, spillDir=None, minPartitions=None, checkpointEvery=1,
+                 checkpointDir=None):
         super().__init__()
         set_defaults(self, self.NAMES)
         self.setParams(**self._input_kwargs)
@@ -74,7 +75,8 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
                   clipGradValue=None, seed=0,
                   inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
                   timeout=600.0, retries=1, onBadRow="fail", readParquet=True,
-                  rowMemory=None, spillDir=None):
+                  rowMemory=None, spillDir=None, minPartitions=None, checkpointEvery=1,
+                  checkpointDir=None):
         """Sets the Params given by keyword; returns this stage."""
         return self._set(**given(self._input_kwargs))
 
@@ -165,6 +167,15 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
     def setSpillDir(self, value):
         return self._set(spillDir=value)
 
+    def setMinPartitions(self, value):
+        return self._set(minPartitions=value)
+
+    def setCheckpointEvery(self, value):
+        return self._set(checkpointEvery=value)
+
+    def setCheckpointDir(self, value):
+        return self._set(checkpointDir=value)
+
     def _fit(self, dataset):
         options = TrainOptions(**self.param_values())
         result = layer.train(dataset, options)
@@ -175,6 +186,7 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
         model.summaries = result.summaries
         model.jobId = result.job_id
         model.attempts = result.attempts
+        model.attemptStarts = result.starts
         return model
 
 
@@ -196,6 +208,7 @@ class SparkTorchModel(Model, PredictionParams, MLReadable, MLWritable):
         self.summaries = []
         self.jobId = None
         self.attempts = None
+        self.attemptStarts = None
         set_defaults(self, self.NAMES)
         self.setParams(**kwargs)
 

@@ -142,6 +142,9 @@ class TrainingParams(PredictionParams, HasLabelCol):
     readParquet = _param("readParquet")
     rowMemory = _param("rowMemory")
     spillDir = _param("spillDir")
+    minPartitions = _param("minPartitions")
+    checkpointEvery = _param("checkpointEvery")
+    checkpointDir = _param("checkpointDir")
 
     def getLabelCol(self):
         return self.getOrDefault(self.labelCol)
@@ -229,3 +232,12 @@ class TrainingParams(PredictionParams, HasLabelCol):
 
     def getSpillDir(self):
         return self._optional(self.spillDir)
+
+    def getMinPartitions(self):
+        return self._optional(self.minPartitions)
+
+    def getCheckpointEvery(self):
+        return self.getOrDefault(self.checkpointEvery)
+
+    def getCheckpointDir(self):
+        return self._optional(self.checkpointDir)

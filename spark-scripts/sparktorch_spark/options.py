@@ -41,7 +41,9 @@ TRAIN_OPTIONS = {
     "partitionShuffles": (1, int, "rounds of iters epochs, each from a fresh shuffle"),
     "useBarrier": (True, bool, "run the tasks as a barrier stage (sync always does)"),
     "useVectorOut": (False, bool, "predictions as a vector of outputs instead of the class"),
-    "device": ("cpu", str, "cpu, cuda or cuda:N on the executors"),
+    "device": ("cpu", str, "cpu, cuda, cuda:N or auto (cuda where there is one) on the "
+               "executors; cuda and auto train on the GPU Spark gave the task when "
+               "spark.task.resource.gpu.amount is set"),
     "port": (0, int, "port of the driver's tracker or parameter server; 0: any free port"),
     "verbose": (0, int, "1: more log lines in the task logs; -1: warnings and errors only"),
     "loss": (None, str, "loss (default: the spec's, else cross_entropy)"),
@@ -63,7 +65,18 @@ TRAIN_OPTIONS = {
                "sparktorch/sparktorch from --archives, else sparktorch on PATH)"),
     "driverBinary": (None, str, "the sparktorch binary on the driver (default: as binary)"),
     "timeout": (600.0, float, "seconds for every task to reach the driver's serve"),
-    "retries": (1, int, "times a job whose task was lost is run again, with a new job id"),
+    "retries": (1, int, "times a job whose task was lost is run again, with a new job id, "
+                "from the last checkpoint (sync)"),
+    "minPartitions": (None, int, "the fewest tasks a job run again after a lost task may go on "
+                      "with when fewer slots are free than it had (an executor gone for good), "
+                      "the rows re-split among them; default: the same number or fail"),
+    "checkpointEvery": (1, int, "sync: epochs between the checkpoints rank 0 sends to the "
+                        "driver, which a job run again after a lost task resumes from; 0: none "
+                        "(a retry starts from the initial model)"),
+    "checkpointDir": (None, str, "sync: a directory on the driver that keeps the job's last "
+                      "checkpoint beyond the fit: a fit of the same job (model, settings) "
+                      "started again after the driver died resumes from it; removed when the "
+                      "fit finishes (default: a temporary directory)"),
     "onBadRow": ("fail", str, "fail on the first bad row, or skip (and count) bad rows"),
     "readParquet": (True, bool, "when the DataFrame is a plain read of Parquet files on a local "
                     "or shared file system (file:), the tasks' binaries read the files "
@@ -142,6 +155,14 @@ class TrainOptions:
             raise OptionError("port must be in 0..65535, not %d" % self.port)
         if self.onBadRow not in ("fail", "skip"):
             raise OptionError("onBadRow must be fail or skip, not %r" % self.onBadRow)
+        if self.minPartitions is not None and self.minPartitions < 1:
+            raise OptionError("minPartitions must be at least 1, not %d" % self.minPartitions)
+        if self.checkpointEvery < 0:
+            raise OptionError("checkpointEvery must be 0 (none) or more, not %d"
+                              % self.checkpointEvery)
+        if mode == "hogwild" and self.checkpointDir:
+            raise OptionError("checkpointDir is for synchronous training (mode=sync): the "
+                              "parameter server keeps the hogwild model across a lost worker")
         if self.retries < 0 or self.timeout <= 0:
             raise OptionError("retries must be 0 or more and timeout positive")
         if mode == "sync" and not self.useBarrier:

@@ -65,11 +65,7 @@ def plan_partitions(sc, current, wanted, barrier, wait_seconds=30.0, log=None):
     if fixed is not None and wanted and wanted > fixed:
         raise _too_many(wanted, fixed, " on %s" % sc.master)
     need = min(wanted or 1, fixed) if fixed else (wanted or 1)
-    slots = barrier_slots(sc)
-    deadline = time.monotonic() + wait_seconds
-    while slots < need and time.monotonic() < deadline:
-        time.sleep(0.5)
-        slots = barrier_slots(sc)
+    slots = free_slots(sc, need, wait_seconds)
     if wanted and wanted > slots:
         raise _too_many(wanted, slots, " now")
     if slots < 1:
@@ -80,3 +76,15 @@ def plan_partitions(sc, current, wanted, barrier, wait_seconds=30.0, log=None):
         log.write("sparktorch: %d input partitions, %d slots: training with %d tasks\n"
                   % (current, slots, n))
     return n
+
+
+def free_slots(sc, wanted, wait_seconds=30.0):
+    """The tasks a barrier stage can run now, for a job run again after a lost task: waits up
+    to `wait_seconds` for `wanted` slots (a lost executor's replacement registering), then says
+    how many there are."""
+    deadline = time.monotonic() + wait_seconds
+    slots = barrier_slots(sc)
+    while slots < wanted and time.monotonic() < deadline:
+        time.sleep(0.5)
+        slots = barrier_slots(sc)
+    return slots

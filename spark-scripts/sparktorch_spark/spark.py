@@ -34,7 +34,7 @@ from . import shipping
 from .job import JobFailed, model_files, run_training
 from .options import OptionError
 from .serve import driver_host, listen_host
-from .slots import plan_partitions
+from .slots import free_slots, plan_partitions
 from .tasks import (GROUP_END, PREDICT_KEEP_SECONDS, PREDICT_WHAT, PredictTask,
                     binary_candidates, predict_command, process_env)
 
@@ -114,8 +114,10 @@ def _train(df, options, mode, features, label, files, log):
                             log=log)
         row_args = opts.parquet_row_flags(paths, names[:len(features)],
                                           names[-1] if label else None, options.onBadRow)
-        staged = columns.session_of(df).range(0, n, 1, n).selectExpr(
-            "concat(CAST(id AS STRING), '\\t') AS t")
+
+        def staged(tasks):
+            return columns.session_of(df).range(0, tasks, 1, tasks).selectExpr(
+                "concat(CAST(id AS STRING), '\\t') AS t")
         log.write("sparktorch: the %d tasks read their rows from the %d Parquet file%s "
                   "themselves (readParquet)\n" % (n, len(paths), "" if len(paths) == 1 else "s"))
     else:
@@ -123,9 +125,10 @@ def _train(df, options, mode, features, label, files, log):
         data = df.selectExpr(text_rows.row_text(label, columns.column_kinds(df, features), encoder) + " AS t")
         current = data._jdf.rdd().getNumPartitions()  # pylint: disable=protected-access
         n = plan_partitions(sc, current, options.partitions, barrier, log=log)
-        if n != current:
-            data = data.repartition(n)
-        staged = data.selectExpr(text_rows.with_partition_prefix("t"))
+
+        def staged(tasks):
+            return (data if tasks == current else data.repartition(tasks)).selectExpr(
+                text_rows.with_partition_prefix("t"))
     if options.threads is None:
         options = opts.TrainOptions(**dict(options.as_dict(),
                                            threads=int(sc.getConf().get("spark.task.cpus", "1"))))
@@ -137,8 +140,11 @@ def _train(df, options, mode, features, label, files, log):
         task_model = shipping.ship_file(sc, model_path)
         task_config = shipping.ship_file(sc, config_path) if config_path else None
 
-    def run_stage(command, env):
-        return jvm.collect_lines(jvm.pipe(sc, jvm.lines(staged), command, env, barrier=barrier))
+    gpus = _task_gpus(columns.session_of(df), options, log)
+
+    def run_stage(command, env, tasks):
+        return jvm.collect_lines(jvm.pipe(sc, jvm.lines(staged(tasks)), command, env,
+                                          barrier=barrier, task_gpus=gpus))
 
     if barrier:
         jvm.end_barrier_timers_at_exit(sc)
@@ -149,9 +155,25 @@ def _train(df, options, mode, features, label, files, log):
                           listen=listen_host(sc.getConf().get("spark.driver.bindAddress", None),
                                              driver_host(sc)),
                           executor_hosts=lambda: jvm.executor_hosts(sc), log=log,
-                          row_args=row_args)
+                          row_args=row_args, ship=lambda path: shipping.ship_file(sc, path),
+                          slots=(lambda: free_slots(sc, n)) if barrier else None)
     result.features = features  # what transform must give the model, in this order
     return result
+
+
+def _task_gpus(session, options, log):
+    """Whether each training task is told the GPUs Spark gave it (device cuda or auto, and
+    spark.task.resource.gpu.amount set): through sparktorch-spark.jar's TaskGpus, which must be
+    loaded; without it every task on a host would use its first GPU, which the log says."""
+    amount = session.sparkContext.getConf().get("spark.task.resource.gpu.amount", None)
+    if options.device not in ("cuda", "auto") or not amount:
+        return False
+    if shipping.features_encoder(session, [options.driverBinary, options.binary], log=log):
+        return True
+    log.write("sparktorch: spark.task.resource.gpu.amount is set, but without sparktorch-spark."
+              "jar the tasks cannot learn which GPUs Spark gave them: each uses its host's "
+              "first GPU (device=%s)\n" % options.device)
+    return False
 
 
 def _prediction(line, vector_out):

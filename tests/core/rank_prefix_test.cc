@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -56,6 +57,23 @@ TEST(RankPrefix, ManyDigitsAndLeadingZeros) {
   Pipe pipe("0012\tx\n");
   EXPECT_EQ(ReadRankPrefix(pipe.fd(), 100), std::optional<int>(12));
   EXPECT_EQ(pipe.Rest(), "x\n");
+}
+
+TEST(RankPrefix, TheGpusSparkGaveTheTaskComeAfterTheRank) {
+  Pipe pipe("1 gpu=3,5\tx\n");
+  std::vector<std::string> gpus;
+  EXPECT_EQ(ReadRankPrefix(pipe.fd(), 2, "stdin", &gpus), std::optional<int>(1));
+  EXPECT_EQ(gpus, (std::vector<std::string>{"3", "5"}));
+  EXPECT_EQ(pipe.Rest(), "x\n");
+  Pipe mig("0 gpu=MIG-4f2a/1.0\t");
+  EXPECT_EQ(ReadRankPrefix(mig.fd(), 2, "stdin", &gpus), std::optional<int>(0));
+  EXPECT_EQ(gpus, (std::vector<std::string>{"MIG-4f2a/1.0"}));
+  EXPECT_EQ(ErrorOf("1 gpu=\tx\n", 2),
+            "stdin: expected the rank (digits and a tab) before the first row "
+            "(--rank-from-stdin), got \"1 gpu=\tx\"");
+  EXPECT_EQ(ErrorOf("1 cpu=2\tx\n", 2),
+            "stdin: expected the rank (digits and a tab) before the first row "
+            "(--rank-from-stdin), got \"1 cpu=2\tx\"");
 }
 
 TEST(RankPrefix, EmptyInputHasNoRank) {

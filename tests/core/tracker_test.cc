@@ -1,15 +1,19 @@
 #include "core/dist/tracker.h"
 
+#include <functional>
 #include <future>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
 #include "core/net/socket.h"
+#include "formats/records.h"
 
 namespace sparktorch {
 namespace {
@@ -17,7 +21,8 @@ namespace {
 // A tracker for `world_size` ranks on loopback, running on a thread, logging into log().
 class TrackerFixture {
  public:
-  explicit TrackerFixture(int world_size, double rendezvous_timeout = 20) {
+  explicit TrackerFixture(int world_size, double rendezvous_timeout = 20,
+                          std::function<void(int, const std::string&)> on_checkpoint = {}) {
     logger_ = std::make_shared<spdlog::logger>(
         "tracker_test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_));
     previous_ = spdlog::default_logger();
@@ -27,6 +32,7 @@ class TrackerFixture {
     options.world_size = world_size;
     options.job_id = 65537;
     options.rendezvous_timeout = rendezvous_timeout;
+    options.on_checkpoint = std::move(on_checkpoint);
     tracker_ = std::make_unique<Tracker>(options);
     run_ = std::async(std::launch::async, [this] { return tracker_->Run(); });
   }
@@ -208,6 +214,45 @@ TEST(Tracker, LogsTheEpochsThatRankZeroReports) {
       << log;
   EXPECT_NE(log.find("tracker: rank 0 sent an epoch report that is not one: not json"),
             std::string::npos)
+      << log;
+}
+
+TEST(Tracker, KeepsRankZerosCheckpointsWholeAndDropsBadOnes) {
+  std::vector<std::pair<int, std::string>> kept;
+  TrackerFixture tracker(2, 20, [&kept](int epoch, const std::string& model) {
+    kept.emplace_back(epoch, model);
+  });
+  Rank zero(tracker.port(), 0, 2);
+  Rank one(tracker.port(), 1, 2);
+  EXPECT_EQ(zero.Next(), "ok");
+  EXPECT_EQ(one.Next(), "ok");
+  EXPECT_EQ(zero.Next(), "start 65537 0");
+  EXPECT_EQ(one.Next(), "start 65537 1");
+  // Two chunks (a model over kModelChunkBytes), then one whose chunk is damaged, then rank 1's.
+  std::string model(kModelChunkBytes + 1000, 'm');
+  for (size_t i = 0; i < model.size(); ++i) model[i] = static_cast<char>(i * 7);
+  auto send = [&model](Rank& rank, int epoch, bool damage) {
+    ModelRecordLines(model, [&](std::string_view record) {
+      std::string line = "checkpoint-record " + std::string(record.substr(0, record.size() - 1));
+      if (damage && line[18] == 'M') line[line.size() - 5] ^= 1;
+      rank.Say(line);
+    });
+    rank.Say("checkpoint " + std::to_string(epoch));
+  };
+  send(zero, 3, false);
+  send(zero, 4, true);
+  send(one, 5, false);
+  zero.Say("done");
+  one.Say("done");
+  EXPECT_TRUE(tracker.Outcome().ok);
+  ASSERT_EQ(kept.size(), 1u) << tracker.log();
+  EXPECT_EQ(kept[0].first, 3);
+  EXPECT_TRUE(kept[0].second == model);
+  const std::string log = tracker.log();
+  EXPECT_NE(log.find("tracker: dropped a checkpoint from rank 0: rank 0's checkpoint:1: "),
+            std::string::npos)
+      << log;
+  EXPECT_NE(log.find("tracker: rank 1 sent a checkpoint; only rank 0's are kept"), std::string::npos)
       << log;
 }
 

@@ -146,7 +146,7 @@ fi
 check "usage errors (exit 2)"
 expect_exit 2 "$ERR The following argument was not expected: --frobnicate (run sparktorch --help, or sparktorch COMMAND --help)" \
   --stdout-empty -- "$SPARKTORCH" -q train --model "$MLP" --input good2.csv --frobnicate
-expect_exit 2 "$ERR --device tpu: expected cpu, cuda or cuda:N" --stdout-empty \
+expect_exit 2 "$ERR --device tpu: expected cpu, cuda, cuda:N or auto" --stdout-empty \
   -- "$SPARKTORCH" -q train --model "$MLP" --input good2.csv --device tpu
 expect_exit 2 "$ERR --label-col and --no-label contradict each other" --stdout-empty \
   -- "$SPARKTORCH" -q train --model "$MLP" --input good2.csv --no-label --label-col 1

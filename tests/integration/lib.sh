@@ -116,6 +116,24 @@ got ($(wc -l <last.err) lines):
   echo "  ok: exit $code, '$line'"
 }
 
+# expect_exit_match CODE REGEX -- CMD...: CMD exits CODE, writes nothing on stdout and one line on
+# stderr that matches the extended REGEX whole (for a message with a part that varies: a hash).
+expect_exit_match() {
+  local code=$1 regex=$2 rc=0
+  shift 2
+  [[ $1 == -- ]] || fail "expect_exit_match: usage: expect_exit_match CODE REGEX -- CMD..."
+  shift
+  "$@" >last.out 2>last.err || rc=$?
+  [[ $rc -eq $code ]] || fail "'$*': expected exit $code, got $rc; stderr: $(head -c 600 last.err)"
+  [[ $(wc -l <last.err) -eq 1 ]] && grep -Eqx -- "$regex" last.err ||
+    fail "'$*': expected one line on stderr matching
+  $regex
+got ($(wc -l <last.err) lines):
+  $(head -c 1200 last.err)"
+  [[ -s last.out ]] && fail "'$*': expected nothing on stdout, got: $(head -c 200 last.out)"
+  echo "  ok: exit $code, '$(cat last.err)'"
+}
+
 # accuracy PREDICTIONS LABELS: prints the fraction of lines that agree; fails on a count mismatch.
 accuracy() {
   [[ $(wc -l <"$1") -eq $(wc -l <"$2") ]] ||

@@ -72,6 +72,27 @@ run_ok restarted.records "$SPARKTORCH" -q train --model killed.pt --input "$DATA
 assert_cmp "$(max_diff whole.pt restarted.pt)" "<" 1e-5 \
   "largest weight difference, 8 epochs at once against a restart after epoch $epochs_run"
 
+check "--resume: the job restarts from its own checkpoint to the same weights, --epochs its total"
+assert_eq "$epochs_run" "$("${LONG[@]}" -q --checkpoint-every 2 --check-resume --resume killed.pt)" \
+  "--check-resume: the epoch it would resume after"
+run_ok resumed.records "${LONG[@]}" -q --checkpoint-every 2 --resume killed.pt -o resumed.pt
+assert_cmp "$(max_diff whole.pt resumed.pt)" "<" 1e-5 \
+  "largest weight difference, 8 epochs at once against --resume after epoch $epochs_run"
+assert_eq "$epochs_run" "$(summary_field resumed.records resumed_after_epoch)" \
+  "the summary's resumed_after_epoch"
+assert_eq 8 "$(summary_field resumed.records epochs)" "the summary's epochs"
+assert_eq 0 "$("${LONG[@]}" -q --check-resume --resume none.pt)" \
+  "--check-resume without the file: nothing to resume"
+
+check "--resume refuses another job's checkpoint and a corrupt one, in one line"
+expect_exit_match 5 "$ERR --resume killed\.pt: a checkpoint of another job \(job key [0-9a-f]{12}, this job's [0-9a-f]{12}\): another model, training config or training settings; remove it or resume into another file" \
+  -- "${LONG[@]}" -q --batch-size 32 --resume killed.pt
+head -c 4000 killed.pt >corrupt.pt
+expect_exit_match 5 "$ERR --resume corrupt\.pt: not a checkpoint sparktorch can read \(a corrupt or partial file\?\): .+" \
+  -- "${LONG[@]}" -q --resume corrupt.pt
+expect_exit 5 "$ERR --resume whole.pt: a checkpoint of another job (it records no job key): another model, training config or training settings; remove it or resume into another file" \
+  --stdout-empty -- "${LONG[@]}" -q --resume whole.pt
+
 check "PyTorch reads the optimizer state and loads it into torch.optim.Adam"
 "$PY" - more.pt >torch_state.txt <<'EOF' || fail "python: $(cat torch_state.txt)"
 import io, sys, torch
@@ -93,8 +114,8 @@ EOF
 assert_eq "6 160 (256, 784) 0.002|stepped 161" "$(paste -sd'|' torch_state.txt)" \
   "state entries, step, exp_avg's shape, initial_lr; a step after load_state_dict"
 
-check "--checkpoint-every needs --output"
-expect_exit 2 "$ERR --checkpoint-every needs --output FILE: a checkpoint is the model file a restarted job continues from" \
+check "--checkpoint-every needs --output or a tracker"
+expect_exit 2 "$ERR --checkpoint-every needs --output FILE, or a --tracker to send the checkpoints to: a checkpoint is the model file a restarted job continues from" \
   --stdout-empty -- "${TRAIN[@]}" --checkpoint-every 1
 
 check "hogwild: a server resumes a trained model's Adam state (1 worker: 1 epoch, then 1 more = 2 local epochs)"

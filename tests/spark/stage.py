@@ -9,9 +9,13 @@ tuples `(label, feature, feature, ...)`. Environment: REPO (the repository), DAT
 integration fixture's Fashion-MNIST CSV files).
 """
 import io
+import json
 import os
+import signal
 import sys
 import threading
+import time
+import zipfile
 
 REPO = os.environ["REPO"]
 DATA = os.environ["DATA"]
@@ -44,7 +48,8 @@ def split(rows, n):
 class Stage:
     """Runs a task's command over `partitions` at once. `fail(rank, attempt)` may return an
     exception to raise in that task after its first rows, as a task killed by Spark would end.
-    Each call is one attempt; `attempts` counts them, `logs` keeps every task's log,
+    A call for another number of tasks re-splits the rows among them. Each call is one
+    attempt; `attempts` counts them, `logs` keeps every task's log,
     `commands` every attempt's command and `envs` what it added to the tasks' environment."""
 
     def __init__(self, partitions, fail=None):
@@ -64,11 +69,14 @@ class Stage:
             line = vector_row(row)
             yield "%d\t%s" % (rank, line) if n == 0 else line
 
-    def __call__(self, command, env):
+    def __call__(self, command, env, tasks=None):
         self.attempts += 1
         attempt = self.attempts - 1
         self.commands.append(list(command))
         self.envs.append(dict(env))
+        if tasks is not None and tasks != len(self.partitions):  # re-split, as a repartition
+            rows = [row for part in self.partitions for row in part]
+            self.partitions = split(rows, tasks)
 
         def run(rank):
             log = io.StringIO()
@@ -99,3 +107,54 @@ def run_at_once(calls):
     if errors:
         raise errors[0]
     return results
+
+
+def manifest(model):
+    """The manifest sparktorch embedded in a .pt (a path or its bytes)."""
+    with zipfile.ZipFile(model if isinstance(model, str) else io.BytesIO(model)) as z:
+        name = next(n for n in z.namelist() if n.endswith("/extra/sparktorch.json"))
+        return json.loads(z.read(name))
+
+
+class KillAfterCheckpoint:
+    """Kills one `sparktorch train` process of `binary` (SIGKILL, the newest) once the
+    checkpoint file `path` holds the model after epoch `epoch` or later, as an executor lost
+    mid-training ends its task; once. `killed_after` is then the checkpoint's epoch."""
+
+    def __init__(self, binary, path, epoch):
+        self.binary, self.path, self.epoch = binary, path, epoch
+        self.killed_after = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def stop(self):
+        self._stop.set()
+        self._thread.join(10)
+
+    def _trains(self):
+        pids = []
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
+            try:
+                with open("/proc/%s/cmdline" % entry, "rb") as f:
+                    argv = f.read().split(b"\0")
+            except OSError:
+                continue
+            if self.binary.encode() in argv and b"train" in argv and b"--tracker" in argv:
+                pids.append(int(entry))
+        return sorted(pids)
+
+    def _watch(self):
+        while not self._stop.wait(0.02):
+            try:
+                done = manifest(self.path)["training"]["epochs_run"]
+            except (OSError, KeyError, StopIteration, ValueError, zipfile.BadZipFile):
+                continue
+            pids = self._trains()
+            if done >= self.epoch and pids:
+                os.kill(pids[-1], signal.SIGKILL)
+                self.killed_after = done
+                return
+            time.sleep(0)

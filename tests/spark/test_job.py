@@ -10,7 +10,7 @@ import tempfile
 import unittest
 from unittest import mock
 
-from stage import REPO, Stage, csv_rows, split, vector_row
+from stage import REPO, KillAfterCheckpoint, Stage, csv_rows, manifest, split, vector_row
 
 from sparktorch_spark import exit_codes  # noqa: E402
 from sparktorch_spark import job  # noqa: E402
@@ -29,11 +29,12 @@ def options(**given):
     return TrainOptions(**base)
 
 
-def train(stage, world_size, log=None, candidates=(SPARKTORCH,), executor_hosts=None, **given):
+def train(stage, world_size, log=None, candidates=(SPARKTORCH,), executor_hosts=None, slots=None,
+          **given):
     o = options(**given)
     return run_training(o, o.check(), world_size, stage, SPARKTORCH, candidates=candidates,
                         task_model=SPEC, host="127.0.0.1", executor_hosts=executor_hosts,
-                        log=log or io.StringIO())
+                        log=log or io.StringIO(), slots=slots)
 
 
 def accuracy(model, rows):
@@ -80,8 +81,8 @@ class TrainJobTest(unittest.TestCase):
         # (exit 69) and Spark fails the stage; the job itself had finished.
         stage = Stage(split(self.train_rows, 2))
 
-        def late_failure(command, env):
-            stage(command, env)
+        def late_failure(command, env, tasks):
+            stage(command, env, tasks)
             raise RuntimeError("org.apache.spark.SparkException: Job aborted due to stage "
                                "failure: Task 0 in stage 4.0 failed 1 times: java.lang."
                                "IllegalStateException: Subprocess exited with status 69.")
@@ -119,6 +120,94 @@ class TrainJobTest(unittest.TestCase):
         self.assertRegex(log.getvalue(), r"job %s failed and runs again with a new job id: "
                          r"sparktorch: error: rank 1 never arrived within 10 s \(1 of 2 did\)"
                          % ids[0])
+
+    def test_a_lost_task_resumes_the_job_from_rank_0s_last_checkpoint(self):
+        rows = split(self.train_rows, 2)
+        whole = train(Stage(rows), 2, iters=8, seed=11)
+        folder = tempfile.mkdtemp()
+        killer = KillAfterCheckpoint(SPARKTORCH, os.path.join(folder, "checkpoint.pt"), epoch=3)
+        log = io.StringIO()
+        try:
+            result = train(Stage(rows), 2, log=log, iters=8, seed=11, checkpointDir=folder,
+                           timeout=20.0)
+        finally:
+            killer.stop()
+        after = killer.killed_after
+        self.assertIsNotNone(after, "no rank was killed: %s" % log.getvalue())
+        self.assertEqual((result.attempts, result.starts), (2, [1, after + 1]), log.getvalue())
+        self.assertRegex(log.getvalue(), r"failed and runs again with a new job id, from its last "
+                         r"checkpoint: .*rank \d+ on \S+ was lost")
+        self.assertIn("(attempt 2 of 2): 2 sync tasks, serve at 127.0.0.1:", log.getvalue())
+        self.assertIn(", resuming at epoch %d from the checkpoint" % (after + 1), log.getvalue())
+        self.assertEqual(result.attempts_text(), "2 attempts (from epochs 1 and %d)" % (after + 1))
+        self.assertEqual([s["resumed_after_epoch"] for s in result.summaries], [after, after])
+        trained = manifest(result.model)
+        self.assertEqual(trained["training"]["epochs_run"], 8)
+        self.assertEqual([e["epoch"] for e in trained["history"]], list(range(1, 9)))
+        self.assertFalse(os.path.exists(os.path.join(folder, "checkpoint.pt")),
+                         "a finished job removes its checkpoint")
+        resumed, _ = accuracy(result.model, self.test_rows)
+        uninterrupted, _ = accuracy(whole.model, self.test_rows)
+        self.assertLess(abs(resumed - uninterrupted), 0.01, (resumed, uninterrupted))
+
+    def test_a_checkpoint_of_another_job_or_a_corrupt_one_is_refused_in_one_line(self):
+        rows = split(self.train_rows[:2000], 2)
+        folder = tempfile.mkdtemp()
+        killer = KillAfterCheckpoint(SPARKTORCH, os.path.join(folder, "checkpoint.pt"), epoch=1)
+        try:
+            with self.assertRaises(JobFailed):
+                train(Stage(rows), 2, iters=20, seed=11, checkpointDir=folder, timeout=20.0,
+                      retries=0)
+        finally:
+            killer.stop()
+        self.assertIsNotNone(killer.killed_after)
+        self.assertTrue(os.path.exists(os.path.join(folder, "checkpoint.pt")),
+                        "a failed job leaves its checkpoint in checkpointDir")
+        stage = Stage(rows)
+        with self.assertRaises(JobFailed) as caught:
+            train(stage, 2, iters=20, seed=12, checkpointDir=folder)
+        self.assertRegex(str(caught.exception),
+                         r"^the job cannot resume from its checkpoint: --resume \S+checkpoint.pt: "
+                         r"a checkpoint of another job \(job key [0-9a-f]{12}, this job's "
+                         r"[0-9a-f]{12}\): another model, training config or training settings; "
+                         r"remove it or resume into another file$")
+        self.assertEqual(stage.attempts, 0, "refused before any task ran")
+        with open(os.path.join(folder, "checkpoint.pt"), "r+b") as f:
+            f.truncate(3000)
+        with self.assertRaises(JobFailed) as caught:
+            train(stage, 2, iters=20, seed=11, checkpointDir=folder)
+        self.assertRegex(str(caught.exception),
+                         r"^the job cannot resume from its checkpoint: --resume \S+checkpoint.pt: "
+                         r"not a checkpoint sparktorch can read \(a corrupt or partial file\?\): "
+                         r"[^\n]+$")
+
+    def test_a_retry_with_fewer_slots_goes_on_with_fewer_tasks_when_minpartitions_allows(self):
+        def kill_rank_1_once(rank, attempt):
+            return RuntimeError("executor lost") if (rank, attempt) == (1, 0) else None
+
+        log = io.StringIO()
+        stage = Stage(split(self.train_rows[:2000], 2), fail=kill_rank_1_once)
+        result = train(stage, 2, log=log, timeout=10.0, slots=lambda: 1, minPartitions=1)
+        self.assertEqual(result.attempts, 2)
+        self.assertRegex(log.getvalue(), r"sparktorch: job \d+: a barrier stage can get 1 slot "
+                         r"now, the job had 2 tasks: it runs again with 1 \(minPartitions=1\), "
+                         r"the rows re-split among them\n")
+        self.assertIn("(attempt 2 of 2): 1 sync tasks", log.getvalue())
+        self.assertEqual([(s["rank"], s["world_size"], s["rows"]) for s in result.summaries],
+                         [(0, 1, 2000)])
+
+        stage = Stage(split(self.train_rows[:2000], 2), fail=kill_rank_1_once)
+        with self.assertRaises(JobFailed) as caught:
+            train(stage, 2, timeout=10.0, slots=lambda: 1)
+        self.assertRegex(str(caught.exception), r"^sparktorch job \d+ cannot run again: it had 2 "
+                         r"tasks and a barrier stage can get 1 slot now \(an executor lost for "
+                         r"good\?\); set minPartitions=1 to let it go on with fewer tasks$")
+        self.assertEqual(stage.attempts, 1)
+        stage = Stage(split(self.train_rows[:2000], 2), fail=kill_rank_1_once)
+        with self.assertRaises(JobFailed) as caught:
+            train(stage, 2, timeout=10.0, slots=lambda: 1, minPartitions=2)
+        self.assertRegex(str(caught.exception), r"can get 1 slot now \(an executor lost for "
+                         r"good\?\); minPartitions=2 allows no fewer$")
 
     def test_a_task_that_fails_on_its_rows_fails_the_job_without_a_retry(self):
         part = split(self.train_rows[:2000], 2)

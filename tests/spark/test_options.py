@@ -161,6 +161,21 @@ class FlagsTest(unittest.TestCase):
         self.assertEqual(str(e.exception), "rowMemory must be a size such as 512M or 2G (bytes, "
                          "or a number with K, M, G or T), not '12X'")
 
+    def test_checkpoints_and_fewer_tasks_on_retry_are_checked(self):
+        for given, message in (
+                (dict(self.SYNC, minPartitions=0), "minPartitions must be at least 1, not 0"),
+                (dict(self.SYNC, checkpointEvery=-1),
+                 "checkpointEvery must be 0 (none) or more, not -1"),
+                (dict(self.HOGWILD, checkpointDir="/tmp/ck"),
+                 "checkpointDir is for synchronous training (mode=sync): the parameter server "
+                 "keeps the hogwild model across a lost worker")):
+            with self.assertRaises(OptionError) as e:
+                TrainOptions(**given).check()
+            self.assertEqual(str(e.exception), message)
+        o = TrainOptions(**dict(self.SYNC, minPartitions=1, checkpointEvery=0))
+        self.assertEqual(o.check(), "sync")
+        self.assertEqual((o.minPartitions, o.checkpointEvery, o.checkpointDir), (1, 0, None))
+
     def test_row_flags(self):
         self.assertEqual(opts.row_flags(True), ["--format", "vector", "--on-bad-row", "fail"])
         self.assertEqual(opts.row_flags(True, "skip"),

@@ -45,15 +45,16 @@ def free_port():
 
 class Server:
     """A Spark Connect server (SparkConnectServer through spark-submit, in the foreground) on
-    local[2]: its Python workers run PYTHON."""
+    `master` (default local[2]) with the spark-submit arguments `more`: its Python workers run
+    PYTHON."""
 
-    def __init__(self):
+    def __init__(self, master="local[2]", more=()):
         self.port = free_port()
         command = [os.path.join(SPARK_HOME, "bin", "spark-submit"), "--class",
                    "org.apache.spark.sql.connect.service.SparkConnectServer", "--master",
-                   "local[2]", "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
+                   master, "--conf", "spark.connect.grpc.binding.address=127.0.0.1",
                    "--conf", "spark.connect.grpc.binding.port=%d" % self.port,
-                   "--conf", "spark.ui.enabled=false"]
+                   "--conf", "spark.ui.enabled=false"] + list(more)
         self.log = open("server.log", "w")
         env = dict(os.environ, PYSPARK_PYTHON=PYTHON)
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self.log,
