@@ -146,6 +146,11 @@ void Fit(const JobOutput& o, Fitted& fitted, Communicator& comm, TrainMode& mode
   fitted.result = trainer.Fit(split.train, split.validation, [&](const EpochStats& stats) {
     const json epoch = RankEpochJson(stats);
     fitted.history.push_back(epoch);
+    // The checkpoint first: once the epoch's line is out (the tracker's log), its checkpoint is
+    // kept.
+    if (checkpoints && stats.epoch % options.checkpoint_every == 0 && stats.epoch < last) {
+      WriteCheckpoint(o, comm, module, stats, SaveOptimizerState(*optimizer, o.optimizer_spec, params));
+    }
     if (rank == 0) {
       spdlog::info("{}", ProgressLine(ProgressOf(stats, last)));
       if (o.run.report_epoch && mode.reports_epochs()) {
@@ -155,9 +160,6 @@ void Fit(const JobOutput& o, Fitted& fitted, Communicator& comm, TrainMode& mode
       }
     }
     if (metrics.is_open()) metrics << epoch.dump() << '\n' << std::flush;
-    if (checkpoints && stats.epoch % options.checkpoint_every == 0 && stats.epoch < last) {
-      WriteCheckpoint(o, comm, module, stats, SaveOptimizerState(*optimizer, o.optimizer_spec, params));
-    }
   });
   fitted.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - training).count();

@@ -51,9 +51,11 @@ class TrainResult:
         self.starts = list(starts) if starts else [1] * attempts
 
     def attempts_text(self):
-        """"1 attempt", "2 attempts (from epochs 1 and 6)"."""
+        """"1 attempt", "2 attempts (from epochs 1 and 6)", "1 attempt (from epoch 6)" (a fit
+        that resumed a checkpoint that checkpointDir kept)."""
         if self.attempts == 1:
-            return "1 attempt"
+            return "1 attempt" if self.starts[0] == 1 else "1 attempt (from epoch %d)" % (
+                self.starts[0])
         starts = [str(s) for s in self.starts]
         return "%d attempts (from epochs %s and %s)" % (self.attempts, ", ".join(starts[:-1]),
                                                       starts[-1])

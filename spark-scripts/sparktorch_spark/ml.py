@@ -196,7 +196,9 @@ class SparkTorchModel(Model, PredictionParams, MLReadable, MLWritable):
     `modelBytes()` is the TorchScript file, `saveModelFile(path)` writes it, and
     `getPytorchModel()` loads it with torch on the driver. `getHistory()` gives the metrics of
     every epoch (from the model's manifest, so a saved and loaded model has them too);
-    `summaries` the tasks' summary records of the job that trained it."""
+    `summaries` the tasks' summary records of the job that trained it, `jobId`, `attempts` and
+    `attemptStarts` (the epoch each attempt started from: after the first, the one after the
+    checkpoint it resumed)."""
 
     @keyword_only
     def __init__(self, *, model=None, inputCol="features", inputCols=None,

@@ -172,6 +172,8 @@ class TrainJobTest(unittest.TestCase):
                          r"[0-9a-f]{12}\): another model, training config or training settings; "
                          r"remove it or resume into another file$")
         self.assertEqual(stage.attempts, 0, "refused before any task ran")
+        with open(os.path.join(folder, "checkpoint.pt"), "rb") as f:
+            good = f.read()
         with open(os.path.join(folder, "checkpoint.pt"), "r+b") as f:
             f.truncate(3000)
         with self.assertRaises(JobFailed) as caught:
@@ -180,6 +182,16 @@ class TrainJobTest(unittest.TestCase):
                          r"^the job cannot resume from its checkpoint: --resume \S+checkpoint.pt: "
                          r"not a checkpoint sparktorch can read \(a corrupt or partial file\?\): "
                          r"[^\n]+$")
+        # The same job, started again (the driver died): it resumes in its first attempt.
+        with open(os.path.join(folder, "checkpoint.pt"), "wb") as f:
+            f.write(good)
+        log = io.StringIO()
+        result = train(Stage(rows), 2, log=log, iters=20, seed=11, checkpointDir=folder)
+        after = manifest(good)["training"]["epochs_run"]
+        self.assertEqual((result.attempts, result.starts), (1, [after + 1]), log.getvalue())
+        self.assertEqual(result.attempts_text(), "1 attempt (from epoch %d)" % (after + 1))
+        self.assertEqual(manifest(result.model)["training"]["epochs_run"], 20)
+        self.assertFalse(os.path.exists(os.path.join(folder, "checkpoint.pt")))
 
     def test_a_retry_with_fewer_slots_goes_on_with_fewer_tasks_when_minpartitions_allows(self):
         def kill_rank_1_once(rank, attempt):
