@@ -39,7 +39,8 @@ void SetupPredictCommand(CLI::App& app) {
                          ->check(CLI::IsMember({"argmax", "vector", "probabilities", "class"}));
   c->add_option("--threads,-t", f.job.threads, "CPU threads (default: OMP_NUM_THREADS, else 1)")
       ->check(CLI::PositiveNumber);
-  c->add_option("--device", f.job.device, "cpu, cuda, cuda:N or auto (cuda where there is one, else cpu; default cpu)");
+  c->add_option("--device", f.job.device,
+                "cpu, cuda, cuda:N or auto (cuda where there is one, else cpu; default cpu)");
   c->add_option("--group-end", f.job.group_end,
                 "A line equal to TEXT ends a group of rows: their predictions are written, "
                 "then TEXT on a line, and reading goes on (stdin is read as it arrives)");

@@ -28,8 +28,8 @@ std::string Joined(const std::vector<std::string>& items) {
 
 std::string TaskDevice(const std::string& device, const std::vector<std::string>& gpus) {
   if (gpus.empty()) return device;
-  const std::string given = "Spark gave this task GPU" + std::string(gpus.size() == 1 ? " " : "s ") +
-                            Joined(gpus);
+  const std::string given =
+      "Spark gave this task GPU" + std::string(gpus.size() == 1 ? " " : "s ") + Joined(gpus);
   if (device == "cpu") {
     spdlog::info("{}; --device cpu: training on the CPU", given);
     return device;
@@ -39,8 +39,8 @@ std::string TaskDevice(const std::string& device, const std::vector<std::string>
     return device;
   }
   if (device == "auto" && !CudaAvailable()) {
-    spdlog::info("{}; --device auto, but CUDA is not available to this process: training on the CPU",
-                 given);
+    spdlog::info("{}; --device auto, but CUDA is not available to this process: training on "
+                 "the CPU", given);
     return "cpu";
   }
   const std::string& first = gpus.front();

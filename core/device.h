@@ -8,8 +8,8 @@
 
 namespace sparktorch {
 
-// Parses "cpu", "cuda", "cuda:N" or "auto" (cuda:0 where CUDA is available, else cpu) and checks that this build of LibTorch and this machine have
-// the device. Throws UsageError for a malformed name and DeviceError for a device that is not
+// Parses "cpu", "cuda", "cuda:N" or "auto" (cuda:0 where CUDA is available, else cpu) and checks
+// that this build of LibTorch and this machine have the device. Throws UsageError for a malformed name and DeviceError for a device that is not
 // there ("cuda requested, but this LibTorch was built without CUDA").
 c10::Device ResolveDevice(const std::string& name);
 

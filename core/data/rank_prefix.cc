@@ -65,7 +65,9 @@ std::optional<int> ReadRankPrefix(int fd, int world_size, const std::string& inp
   std::optional<std::vector<std::string>> given;
   if (!ended && c == ' ' && !seen.empty()) {  // " gpu=..." before the tab
     std::string part;
-    while (!(ended = ReadByte(fd, &c, input) == 0) && c != '\t' && c != '\n' && part.size() < kMaxGpuBytes) {
+    for (;;) {
+      ended = ReadByte(fd, &c, input) == 0;
+      if (ended || c == '\t' || c == '\n' || part.size() >= kMaxGpuBytes) break;
       part.push_back(c);
     }
     given = ParseGpus(part);

@@ -223,7 +223,9 @@ void Tracker::HandleControl(Connection& c, const std::string& verb, const std::s
 
 void Tracker::HandleCheckpoint(Connection& c, const std::string& verb, const std::string& rest) {
   if (c.rank != 0) {
-    if (verb == "checkpoint") spdlog::warn("tracker: rank {} sent a checkpoint; only rank 0's are kept", c.rank);
+    if (verb == "checkpoint") {
+      spdlog::warn("tracker: rank {} sent a checkpoint; only rank 0's are kept", c.rank);
+    }
     return;
   }
   if (verb == "checkpoint-record") {
@@ -247,7 +249,9 @@ void Tracker::HandleCheckpoint(Connection& c, const std::string& verb, const std
     epoch = -1;
   }
   if (failed || !reader || epoch < 0) {
-    if (!failed) spdlog::warn("tracker: dropped a checkpoint line from rank 0 without its model: {}", rest);
+    if (!failed) {
+      spdlog::warn("tracker: dropped a checkpoint line from rank 0 without its model: {}", rest);
+    }
     return;
   }
   std::optional<std::string> model;
@@ -259,7 +263,8 @@ void Tracker::HandleCheckpoint(Connection& c, const std::string& verb, const std
   }
   if (!model) return;
   if (!options_.on_checkpoint) {
-    spdlog::debug("tracker: rank 0 sent a checkpoint after epoch {}; this tracker keeps none", epoch);
+    spdlog::debug("tracker: rank 0 sent a checkpoint after epoch {}; this tracker keeps none",
+                  epoch);
     return;
   }
   try {

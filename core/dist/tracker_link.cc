@@ -74,7 +74,10 @@ TrackerLink::TrackerLink(const TrackerLinkOptions& options) : options_(options),
   }
 }
 
-TrackerLink::~TrackerLink() { StopWatching(); }
+TrackerLink::~TrackerLink() {
+  StopSending();
+  StopWatching();
+}
 
 bool TrackerLink::Say(const std::string& line) {
   std::lock_guard<std::mutex> lock(write_mutex_);
@@ -149,6 +152,7 @@ void TrackerLink::StopWatching() {
 }
 
 void TrackerLink::Done() {
+  StopSending();
   StopWatching();
   Say("done");
   ::shutdown(channel_.fd(), SHUT_WR);
@@ -159,6 +163,14 @@ void TrackerLink::ReportEpoch(const std::string& json) {
   for (char& c : line) {
     if (c == '\n' || c == '\r') c = ' ';
   }
+  {
+    std::lock_guard<std::mutex> lock(send_mutex_);
+    if (sender_.joinable()) {  // behind the checkpoints being sent
+      pending_.emplace_back(-1, std::move(line));
+      send_wake_.notify_one();
+      return;
+    }
+  }
   Say(line);
 }
 
@@ -166,7 +178,10 @@ bool TrackerLink::SendCheckpoint(int epoch, const std::string& model_bytes, doub
   bool sent = true;
   std::string line;
   ModelRecordLines(model_bytes, [&](std::string_view record) {
-    if (!sent) return;
+    if (!sent || stop_sending_) {
+      sent = false;
+      return;
+    }
     line.assign("checkpoint-record ");
     line.append(record.substr(0, record.size() - 1));  // without its '\n'
     std::lock_guard<std::mutex> lock(write_mutex_);
@@ -175,8 +190,47 @@ bool TrackerLink::SendCheckpoint(int epoch, const std::string& model_bytes, doub
   return sent && Say("checkpoint " + std::to_string(epoch));
 }
 
+void TrackerLink::SendCheckpointLater(int epoch, std::string model_bytes) {
+  std::lock_guard<std::mutex> lock(send_mutex_);
+  // A checkpoint still waiting is superseded; the reports behind it keep their place.
+  for (auto& item : pending_) {
+    if (item.first >= 0) item.second.clear();
+  }
+  pending_.emplace_back(epoch, std::move(model_bytes));
+  if (!sender_.joinable()) sender_ = std::thread([this] { SendLoop(); });
+  send_wake_.notify_one();
+}
+
+void TrackerLink::SendLoop() {
+  for (;;) {
+    std::pair<int, std::string> next;
+    {
+      std::unique_lock<std::mutex> lock(send_mutex_);
+      send_wake_.wait(lock, [this] { return stop_sending_ || !pending_.empty(); });
+      if (stop_sending_) return;
+      next = std::move(pending_.front());
+      pending_.pop_front();
+    }
+    if (next.first < 0) {
+      Say(next.second);
+    } else if (!next.second.empty() && !SendCheckpoint(next.first, next.second) && !stop_sending_) {
+      spdlog::warn("the checkpoint after epoch {} did not reach the tracker", next.first);
+    }
+  }
+}
+
+void TrackerLink::StopSending() {
+  {
+    std::lock_guard<std::mutex> lock(send_mutex_);
+    stop_sending_ = true;
+  }
+  send_wake_.notify_one();
+  if (sender_.joinable()) sender_.join();
+}
+
 void TrackerLink::Fail(const std::string& message) {
   // This rank's own error decides its exit code, not the abort the tracker echoes back.
+  StopSending();
   StopWatching();
   std::string line = "fail " + message;
   for (char& c : line) {

@@ -2,12 +2,15 @@
 #define SPARKTORCH_CORE_DIST_TRACKER_LINK_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "core/dist/tracker_protocol.h"
 #include "core/net/socket.h"
@@ -70,9 +73,16 @@ class TrackerLink {
   // `checkpoint-record` line, then `checkpoint EPOCH`. Pings go on between the lines. Returns
   // false when a line could not be written within `line_seconds`; the job goes on.
   bool SendCheckpoint(int epoch, const std::string& model_bytes, double line_seconds = 30);
+  // The same from a thread of its own, so that training goes on while the bytes travel: the
+  // checkpoint replaces one still waiting to be sent. Epoch reports made meanwhile wait behind
+  // it, so that the tracker logs an epoch after it has that epoch's checkpoint. Done, Fail and
+  // the destructor stop the thread; what it has not sent by then is dropped (the job is over).
+  void SendCheckpointLater(int epoch, std::string model_bytes);
 
  private:
   void StopWatching();
+  void StopSending();
+  void SendLoop();
   // The message of an Expect whose deadline `now` passed (once), if any.
   std::optional<std::string> MissedExpectation(SteadyTime now);
   bool Say(const std::string& line);
@@ -87,6 +97,13 @@ class TrackerLink {
   std::optional<SteadyTime> expect_deadline_;  // set by Expect, cleared by Connected
   std::string expect_message_;
   std::thread watcher_;
+  // SendCheckpointLater's thread and what it is to send, in order: checkpoints (epoch, bytes)
+  // and epoch report lines (epoch -1).
+  std::mutex send_mutex_;
+  std::condition_variable send_wake_;
+  std::deque<std::pair<int, std::string>> pending_;
+  std::atomic<bool> stop_sending_{false};
+  std::thread sender_;
 };
 
 }  // namespace sparktorch

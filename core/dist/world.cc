@@ -241,14 +241,15 @@ void World::ReportEpoch(const std::string& json) noexcept {
   }
 }
 
-bool World::SendCheckpoint(int epoch, const std::string& model_bytes) noexcept {
+bool World::SendCheckpoint(int epoch, std::string model_bytes) noexcept {
+  if (!link_) return false;
   try {
-    if (link_ && link_->SendCheckpoint(epoch, model_bytes)) return true;
-    if (link_) spdlog::warn("the checkpoint after epoch {} did not reach the tracker", epoch);
+    link_->SendCheckpointLater(epoch, std::move(model_bytes));
+    return true;
   } catch (const std::exception& e) {
     spdlog::warn("the checkpoint after epoch {} did not reach the tracker: {}", epoch, e.what());
+    return false;
   }
-  return false;
 }
 
 World::~World() {

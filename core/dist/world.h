@@ -57,9 +57,10 @@ class World {
   // person who started the job. Does nothing without a tracker. Best effort: never throws.
   void ReportEpoch(const std::string& json) noexcept;
   // Sends rank 0's checkpoint after `epoch` (a model file's bytes) to the tracker, which keeps
-  // it where `serve --checkpoint` says. Returns false without a tracker or when it could not be
-  // sent (logged). Never throws.
-  bool SendCheckpoint(int epoch, const std::string& model_bytes) noexcept;
+  // it where `serve --checkpoint` says, from a thread of the link's (TrackerLink::
+  // SendCheckpointLater): training goes on meanwhile. Returns false without a tracker. Never
+  // throws.
+  bool SendCheckpoint(int epoch, std::string model_bytes) noexcept;
 
  private:
   World() = default;

@@ -76,7 +76,8 @@ void WriteCheckpoint(const JobOutput& o, const Communicator& comm, const torch::
     torch::NoGradGuard no_grad;
     auto originals = module.named_modules();
     auto copies = copy.named_modules();
-    for (auto from = originals.begin(), to = copies.begin(); from != originals.end() && to != copies.end();
+    auto to = copies.begin();
+    for (auto from = originals.begin(); from != originals.end() && to != copies.end();
          ++from, ++to) {
       for (const auto& p : (*from).value.named_parameters(/*recurse=*/false)) {
         torch::jit::Module target = (*to).value;
@@ -92,11 +93,14 @@ void WriteCheckpoint(const JobOutput& o, const Communicator& comm, const torch::
     spdlog::info("checkpoint after epoch {} written to {}", stats.epoch, o.options.output_path);
   }
   if (o.run.send_checkpoint) {
-    const std::string bytes = SerializeModel(copy, manifest, optimizer_state);
-    if (o.run.send_checkpoint(stats.epoch, bytes)) {
-      spdlog::debug("checkpoint after epoch {} ({} bytes) sent to the tracker", stats.epoch, bytes.size());
+    std::string bytes = SerializeModel(copy, manifest, optimizer_state);
+    const size_t size = bytes.size();
+    if (o.run.send_checkpoint(stats.epoch, std::move(bytes))) {
+      spdlog::debug("checkpoint after epoch {} ({} bytes) on its way to the tracker", stats.epoch,
+                    size);
     }
   }
+
 }
 
 }  // namespace
@@ -146,10 +150,11 @@ void Fit(const JobOutput& o, Fitted& fitted, Communicator& comm, TrainMode& mode
   fitted.result = trainer.Fit(split.train, split.validation, [&](const EpochStats& stats) {
     const json epoch = RankEpochJson(stats);
     fitted.history.push_back(epoch);
-    // The checkpoint first: once the epoch's line is out (the tracker's log), its checkpoint is
-    // kept.
+    // The checkpoint first: the epoch's report waits behind it on the way to the tracker, so
+    // once the tracker logs the epoch, it keeps the epoch's checkpoint.
     if (checkpoints && stats.epoch % options.checkpoint_every == 0 && stats.epoch < last) {
-      WriteCheckpoint(o, comm, module, stats, SaveOptimizerState(*optimizer, o.optimizer_spec, params));
+      WriteCheckpoint(o, comm, module, stats,
+                      SaveOptimizerState(*optimizer, o.optimizer_spec, params));
     }
     if (rank == 0) {
       spdlog::info("{}", ProgressLine(ProgressOf(stats, last)));

@@ -41,7 +41,8 @@ void Run(const TrainJobOptions& options, const TrainRun& run, Communicator& comm
     throw UsageError("--checkpoint-every: a hogwild worker does not write the model; the parameter "
                      "server does");
   }
-  if (options.checkpoint_every > 0 && options.output_path.empty() && !run.send_checkpoint) {
+  if (options.checkpoint_every > 0 && options.output_path.empty() &&
+      !run.send_checkpoint) {
     throw UsageError("--checkpoint-every needs --output FILE, or a --tracker to send the "
                      "checkpoints to: a checkpoint is the model file a restarted job continues from");
   }

@@ -150,8 +150,8 @@ void RunRank(const TrainJobOptions& job, TrainRun run, const TrainLaunch& l, boo
   run.launcher = world->launcher();
   run.report_epoch = [&world](const std::string& json) { world->ReportEpoch(json); };
   if (!l.tracker.empty()) {
-    run.send_checkpoint = [&world](int epoch, const std::string& model) {
-      return world->SendCheckpoint(epoch, model);
+    run.send_checkpoint = [&world](int epoch, std::string model) {
+      return world->SendCheckpoint(epoch, std::move(model));
     };
   }
   try {

@@ -80,11 +80,12 @@ void ApplyResume(TrainJobOptions* job, TrainRun* run) {
   try {
     checkpoint = ReadModelFile(path, c10::Device(c10::kCPU));
   } catch (const ModelError& e) {
-    throw ModelError(what + ": not a checkpoint sparktorch can read (a corrupt or partial file?): " +
-                     e.what());
+    throw ModelError(what + ": not a checkpoint sparktorch can read (a corrupt or partial " +
+                     "file?): " + e.what());
   }
   if (!checkpoint.manifest) {
-    throw ModelError(what + ": not a checkpoint: a TorchScript model without sparktorch's manifest");
+    throw ModelError(what +
+                     ": not a checkpoint: a TorchScript model without sparktorch's manifest");
   }
   const json& training = checkpoint.manifest->training;
   const std::string key = training.value("job_key", "");

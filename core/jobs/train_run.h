@@ -40,7 +40,7 @@ struct TrainRun {
   std::function<void(int worker)> on_worker_id;
   // Sync ranks under a tracker: sends rank 0's checkpoint after an epoch (a model file's bytes)
   // to the tracker (World::SendCheckpoint). Empty elsewhere.
-  std::function<bool(int epoch, const std::string& model_bytes)> send_checkpoint;
+  std::function<bool(int epoch, std::string model_bytes)> send_checkpoint;
   // The job's key (TrainJobKey), recorded in its checkpoints and model; empty without
   // checkpoints or --resume. resumed_after: the epoch of the checkpoint this run resumed from
   // (--resume), 0 when it started from --model.

@@ -252,7 +252,8 @@ TEST(Tracker, KeepsRankZerosCheckpointsWholeAndDropsBadOnes) {
   EXPECT_NE(log.find("tracker: dropped a checkpoint from rank 0: rank 0's checkpoint:1: "),
             std::string::npos)
       << log;
-  EXPECT_NE(log.find("tracker: rank 1 sent a checkpoint; only rank 0's are kept"), std::string::npos)
+  EXPECT_NE(log.find("tracker: rank 1 sent a checkpoint; only rank 0's are kept"),
+            std::string::npos)
       << log;
 }
 

@@ -1,18 +1,18 @@
-"""spark-real.LINE.rank_lost.{local,cluster}: a sync job whose rank is killed (SIGKILL) in its middle
-epoch runs again with a new job id from rank 0's last checkpoint and ends where an uninterrupted
-run ends.
+"""spark-real.LINE.rank_lost.{local,cluster}: a sync job whose rank is killed (SIGKILL) in its
+middle epoch runs again with a new job id from rank 0's last checkpoint and ends where an
+uninterrupted run ends.
 
 The test first trains without a kill (2 tasks, EPOCHS epochs, --seed 7919), then starts the same
-train.py again and watches the driver's output and, on local-cluster, the executors' logs, for the
-line of epoch KILL_AFTER; then lib.RankKiller freezes the job's `sparktorch train` processes
-(SIGSTOP; the seed marks them), so the kill cannot come after the job ended however fast the
-machine, kills one and lets the other go on. Checks: the driver says `failed and runs again with a
-new job id, from its last checkpoint`, the second attempt resumes at epoch KILL_AFTER + 1 (rank 0
-sends an epoch's checkpoint before the epoch's line), and train.py's closing line says 12,000 rows
-in 2 attempts (from epochs 1 and that epoch) under another job id; the model loads with
-torch.jit.load, and its accuracy on test2k is within 0.01 of the uninterrupted run's; spark-submit
-exits promptly (local). Should the job fail instead, the test still requires the output to name the
-lost rank, and fails.
+train.py again and watches the driver's output for serve's line of epoch KILL_AFTER; then
+lib.RankKiller freezes the job's `sparktorch train` processes (SIGSTOP; the seed marks them), so
+the kill cannot come after the job ended however fast the machine, kills one and lets the other
+go on. Checks: the driver says `failed and runs again with a new job id, from its last
+checkpoint`, the second attempt resumes at epoch KILL_AFTER + 1 (rank 0 sends an epoch's
+checkpoint before the epoch's line), and train.py's closing line says 12,000 rows in 2 attempts
+(from epochs 1 and that epoch) under another job id; the model loads with torch.jit.load, and
+its accuracy on test2k is within 0.01 of the uninterrupted run's; spark-submit exits promptly
+(local). Should the job fail instead, the test still requires the output to name the lost rank,
+and fails.
 
   rank_lost_test.py local|cluster
 """
@@ -26,7 +26,7 @@ from lib import (CLOSING, SPARK_DATA, RankKiller, binary_predictions, check, don
 EPOCHS = 8  # ~0.4 s each on 2 idle cores
 KILL_AFTER = 4  # the middle epoch's line
 SEED = "7919"  # marks this test's sparktorch train processes
-EPOCH_LINE = re.compile(r"epoch %d/%d\b" % (KILL_AFTER, EPOCHS))
+EPOCH_LINE = re.compile(r"sparktorch info: epoch %d/%d\b" % (KILL_AFTER, EPOCHS))  # serve's
 
 
 def accuracy(model):
@@ -35,31 +35,21 @@ def accuracy(model):
 
 
 class FirstEpoch:
-    """Whether the job's line of epoch KILL_AFTER has appeared, in the driver's output (on_line) or in
-    an executor's log (local-cluster, where the tasks' stderr goes)."""
+    """Whether the driver's serve has logged epoch KILL_AFTER (on_line): it does once it has
+    that epoch's checkpoint. (Rank 0's own line, `sparktorch[rank 0] info: epoch ...`, in the
+    driver's output on local[2] and in an executor's log on local-cluster, comes before.)"""
 
     def __init__(self):
         self.seen = False
-        self.run = None
         self.killer = None
 
-    def on_line(self, run, stream, line):
-        self.run = run
+    def on_line(self, _run, _stream, line):
         if EPOCH_LINE.search(line):
             self.seen = True
             self.killer.poke()
 
     def __call__(self):
-        if self.seen or self.run is None:
-            return self.seen
-        for log in self.run.executor_logs():
-            try:
-                with open(log, errors="replace") as f:
-                    if EPOCH_LINE.search(f.read()):
-                        return True
-            except OSError:
-                continue
-        return False
+        return self.seen
 
 
 def main():
