@@ -9,11 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include "core/dist/tracker_checkpoint.h"
 #include "core/net/random_hex.h"
 #include "core/train/epoch_progress.h"
 #include "formats/error.h"
 #include "formats/hmac_sha256.h"
-#include "formats/records.h"
 
 namespace sparktorch {
 namespace {
@@ -38,10 +38,7 @@ struct Tracker::Connection {
   int rank = -1;     // kAnyRank for a control link without a rank, until the start
   std::string host;  // its hello's HOST
   bool in_barrier = false;
-  // Rank 0's checkpoint being received (its records so far), or null; `checkpoint_failed` once a
-  // record of it was bad, until its `checkpoint` line.
-  std::unique_ptr<RecordReader> checkpoint;
-  bool checkpoint_failed = false;
+  CheckpointReceiver checkpoint;  // rank 0's, as it comes
   SteadyTime last_heard = std::chrono::steady_clock::now();
 };
 
@@ -228,49 +225,19 @@ void Tracker::HandleCheckpoint(Connection& c, const std::string& verb, const std
     }
     return;
   }
-  if (verb == "checkpoint-record") {
-    if (c.checkpoint_failed) return;
-    if (!c.checkpoint) c.checkpoint = std::make_unique<RecordReader>("rank 0's checkpoint");
-    try {
-      c.checkpoint->Feed(rest);
-    } catch (const std::exception& e) {
-      spdlog::warn("tracker: dropped a checkpoint from rank 0: {}", e.what());
-      c.checkpoint_failed = true;
-    }
-    return;
-  }
-  std::unique_ptr<RecordReader> reader = std::move(c.checkpoint);
-  const bool failed = c.checkpoint_failed;
-  c.checkpoint_failed = false;
-  int epoch = 0;
-  try {
-    epoch = std::stoi(rest);
-  } catch (const std::exception&) {
-    epoch = -1;
-  }
-  if (failed || !reader || epoch < 0) {
-    if (!failed) {
-      spdlog::warn("tracker: dropped a checkpoint line from rank 0 without its model: {}", rest);
-    }
-    return;
-  }
-  std::optional<std::string> model;
-  try {
-    model = reader->TakeModel();
-  } catch (const std::exception& e) {
-    spdlog::warn("tracker: dropped the checkpoint after epoch {} from rank 0: {}", epoch, e.what());
-    return;
-  }
-  if (!model) return;
+  if (verb == "checkpoint-record") return c.checkpoint.Record(rest);
+  std::optional<std::pair<int, std::string>> kept = c.checkpoint.End(rest);
+  if (!kept) return;
   if (!options_.on_checkpoint) {
     spdlog::debug("tracker: rank 0 sent a checkpoint after epoch {}; this tracker keeps none",
-                  epoch);
+                  kept->first);
     return;
   }
   try {
-    options_.on_checkpoint(epoch, *model);
+    options_.on_checkpoint(kept->first, kept->second);
   } catch (const std::exception& e) {
-    spdlog::warn("tracker: could not keep the checkpoint after epoch {}: {}", epoch, e.what());
+    spdlog::warn("tracker: could not keep the checkpoint after epoch {}: {}", kept->first,
+                 e.what());
   }
 }
 
