@@ -50,7 +50,7 @@ from pyspark.sql import SparkSession  # noqa: E402
 
 from peers_bench import SPEC, accuracy, parquet_parts, read_vectors, write_data  # noqa: E402
 from peers_transforms import one_line  # noqa: E402
-from rows_scale_bench import is_ours  # noqa: E402
+from rows_scale_bench import _argv, _pids, is_ours  # noqa: E402  pylint: disable=protected-access
 
 
 def say(text):
@@ -68,18 +68,8 @@ def checkpoint_epoch(path):
 
 
 def train_pids():
-    pids = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open("/proc/%s/cmdline" % entry, "rb") as f:
-                argv = [a.decode(errors="replace") for a in f.read().split(b"\0")]
-        except OSError:
-            continue
-        if is_ours(int(entry), argv):
-            pids.append(int(entry))
-    return sorted(pids)
+    """Our ranks running now (rows_scale_bench's /proc reading), oldest first."""
+    return sorted(pid for pid in _pids() if is_ours(pid, _argv(pid) or []))
 
 
 class Killer:
