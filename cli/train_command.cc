@@ -103,6 +103,10 @@ void SetupTrainCommand(CLI::App& app) {
   c->add_option("--batch-size,-b", f.job.batch_size,
                 "Rows per step; -1 for the whole partition (default 64)")
       ->group("Training");
+  c->add_option("--steps-per-epoch", f.job.steps_per_epoch,
+                "Steps an epoch, each of --batch-size rows, drawn on from shuffled passes over the "
+                "rows; 0: one pass (default 0)")
+      ->group("Training");
   c->add_option("--validation-pct", f.job.validation_fraction,
                 "Fraction of rows held out for validation, in [0, 1) (default 0)")
       ->group("Training");

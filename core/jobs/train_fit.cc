@@ -25,6 +25,7 @@ TrainOptions TrainerOptions(const TrainJobOptions& options) {
   TrainOptions train;
   train.epochs = options.epochs;
   train.batch_size = options.batch_size;
+  train.steps_per_epoch = options.steps_per_epoch;
   train.early_stop_patience = options.early_stop_patience;
   train.seed = options.seed;
   train.shuffle = options.shuffle;
@@ -132,12 +133,14 @@ void Fit(const JobOutput& o, Fitted& fitted, Communicator& comm, TrainMode& mode
   }
   int64_t num_params = 0;
   for (const auto& p : params) num_params += p.numel();
-  spdlog::info("{}training {} parameters for {} epoch{} on {} rows ({} for validation), batch {}, "
+  spdlog::info("{}training {} parameters for {} epoch{} on {} rows ({} for validation), batch {}{}, "
                "{} with {}{}, loss {}",
                comm.world_size() > 1 ? "rank " + std::to_string(rank) + ": " : "", num_params,
                epochs, epochs == 1 ? "" : "s", split.train.rows(), split.held_out,
                options.batch_size <= 0 ? std::string("whole partition")
                                              : std::to_string(options.batch_size),
+               options.steps_per_epoch > 0
+                   ? fmt::format(", {} steps an epoch", options.steps_per_epoch) : std::string(),
                o.device.str(), o.optimizer_spec.dump(),
                train.lr_schedule.is_null() ? "" : ", lr_schedule " + train.lr_schedule.dump(),
                o.loss.name());

@@ -20,6 +20,7 @@ struct TrainJobOptions {
 
   int epochs = 10;
   int64_t batch_size = 64;          // rows per step; -1: the whole partition in one step
+  int64_t steps_per_epoch = 0;      // 0: a pass over the rows; N: N batches (core/train/batch_order.h)
   double validation_fraction = 0;   // of the rows, held out for validation
   int early_stop_patience = 0;      // epochs without a better loss before stopping; 0: never
   uint64_t seed = 0;                // weights, dropout, shuffling and the validation split

@@ -200,6 +200,9 @@ void RunTrain(TrainJobOptions job, TrainLaunch launch, std::FILE* out) {
   if (job.batch_size == 0 || job.batch_size < -1) {
     throw UsageError("--batch-size must be a positive number of rows, or -1 for the whole partition");
   }
+  if (job.steps_per_epoch < 0) {
+    throw UsageError("--steps-per-epoch must be a number of steps, or 0 for a pass over the rows");
+  }
   job.device = TaskDevice(job.device, launch.task_gpus);
   ConfigureCpu(launch.threads > 0 ? launch.threads : DefaultThreads());
   if (IsHogwildWorker(launch)) {

@@ -27,6 +27,7 @@ Manifest TrainedManifest(const JobOutput& o, const Communicator& comm, const jso
   manifest.training = {{"epochs", options.epochs + o.run.resumed_after},
                        {"epochs_run", epochs_run},
                        {"batch_size", options.batch_size},
+                       {"steps_per_epoch", options.steps_per_epoch},
                        {"validation_pct", options.validation_fraction},
                        {"early_stop_patience", options.early_stop_patience},
                        {"seed", options.seed},

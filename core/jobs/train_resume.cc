@@ -34,6 +34,7 @@ json JobSettings(const TrainJobOptions& job) {
   const ModelSource& m = job.model;
   return {{"epochs", job.epochs * std::max(1, job.partition_shuffles)},
           {"batch_size", job.batch_size},
+          {"steps_per_epoch", job.steps_per_epoch},
           {"validation_pct", job.validation_fraction},
           {"early_stop_patience", job.early_stop_patience},
           {"seed", job.seed},

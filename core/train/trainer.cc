@@ -8,6 +8,7 @@
 #include <torch/torch.h>
 #include <zlib.h>
 
+#include "core/train/batch_order.h"
 #include "core/train/early_stopping.h"
 #include "core/train/lr_schedule.h"
 #include "core/train/metrics.h"
@@ -20,13 +21,6 @@ using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point since) {
   return std::chrono::duration<double>(Clock::now() - since).count();
-}
-
-// Batches per epoch for `rows` rows.
-int64_t StepsFor(int64_t rows, int64_t batch_size) {
-  if (rows == 0) return 0;
-  if (batch_size <= 0) return 1;
-  return (rows + batch_size - 1) / batch_size;
 }
 
 }  // namespace
@@ -235,15 +229,14 @@ void Trainer::RestoreWeights(const std::vector<torch::Tensor>& kept) {
   for (torch::Tensor b : module_.buffers()) b.copy_(kept[i++]);
 }
 
-Trainer::StepsDone Trainer::TrainSteps(const Examples& train, const torch::Tensor& order, int epoch,
-                                       int64_t steps, int64_t batch, const LrSchedule& schedule,
-                                       double sums[2], MetricSums& metrics) {
-  const int64_t rows = train.rows();
+Trainer::StepsDone Trainer::TrainSteps(const Examples& train, BatchOrder& batches, int epoch,
+                                       int64_t steps, const LrSchedule& schedule, double sums[2],
+                                       MetricSums& metrics) {
   StepsDone done;
   done.lr = schedule.Lr(epoch, 0);
   for (int64_t step = 0; step < steps; ++step) {
-    int64_t begin = step * batch;
-    int64_t n = std::max<int64_t>(0, std::min(batch, rows - begin));
+    const torch::Tensor positions = batches.Step(step);
+    const int64_t n = positions.size(0);
     if (schedule.type() != "none") {
       done.lr = schedule.Lr(epoch, step);
       SetRate(done.lr, schedule.Momentum(epoch, step));
@@ -252,7 +245,7 @@ Trainer::StepsDone Trainer::TrainSteps(const Examples& train, const torch::Tenso
     if (hooks_ && n > 0) hooks_->BeforeStep();
     double step_loss = 0;
     if (n > 0) {
-      auto [x, y] = train.Batch(order.narrow(0, begin, n), device_);
+      auto [x, y] = train.Batch(positions, device_);
       torch::Tensor out = Forward(x);
       torch::Tensor loss = loss_.Compute(out, y);
       loss.backward();
@@ -286,18 +279,17 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
                          const std::function<void(const EpochStats&)>& on_epoch) {
   TrainResult result;
   module_.train();
-  const int64_t rows = train.rows();
-  const int64_t batch = options_.batch_size <= 0 ? std::max<int64_t>(rows, 1) : options_.batch_size;
+  BatchOrder batches(train.rows(), options_.batch_size, options_.steps_per_epoch, options_.shuffle,
+                     options_.seed);
 
   // Every rank takes the same number of steps, so none waits in a collective for a rank that
   // has run out of rows; a rank with fewer batches takes empty steps.
-  double counts[2] = {static_cast<double>(StepsFor(rows, options_.batch_size)),
+  double counts[2] = {static_cast<double>(batches.LocalSteps()),
                       static_cast<double>(validation.inputs.defined() ? validation.rows() : 0)};
   comm_.AllreduceMax(counts, 2);
   const int64_t steps = static_cast<int64_t>(counts[0]);
   const bool validate = counts[1] > 0;
 
-  torch::Generator generator = at::detail::createCPUGenerator(options_.seed);
   EarlyStopping early_stopping(options_.early_stop_patience, EarlyStopping::First::kMustImprove);
   std::vector<torch::Tensor> best_weights;
   const auto start = Clock::now();
@@ -306,21 +298,18 @@ TrainResult Trainer::Fit(const Examples& train, const Examples& validation,
   LrSchedule schedule(options_.lr_schedule, optimizer_.param_groups().at(0).options().get_lr(), last,
                       steps);
   if (!options_.lr_schedule_state.is_null()) schedule.Restore(options_.lr_schedule_state);
-  // A resumed run shuffles on as the run it continues would have: one draw per epoch trained.
-  if (options_.shuffle) {
-    for (int epoch = 1; epoch < first; ++epoch) torch::randperm(rows, generator, torch::kLong);
-  }
-  torch::Tensor order = torch::arange(rows, torch::kLong);
+  // A resumed run shuffles on as the run it continues would have.
+  batches.Skip(first - 1, steps);
   for (int epoch = first; epoch <= last; ++epoch) {
     const auto epoch_start = Clock::now();
     // Without shuffling every epoch, each round after the first still starts from a new order.
     const int index = epoch - first;  // in this run, from 0
     const bool new_round = index % options_.epochs == 0 && index > 0;
-    if (options_.shuffle || new_round) order = torch::randperm(rows, generator, torch::kLong);
+    batches.StartEpoch(new_round);
     // Sums over this rank's rows: loss, rows; and the loss's metrics.
     double sums[2] = {0, 0};
     MetricSums metrics = NewMetrics(train);
-    const StepsDone done = TrainSteps(train, order, epoch, steps, batch, schedule, sums, metrics);
+    const StepsDone done = TrainSteps(train, batches, epoch, steps, schedule, sums, metrics);
     comm_.AllreduceSum(sums, 2);
     comm_.AllreduceSum(metrics.sums().data(), metrics.sums().size());
 

@@ -17,11 +17,15 @@
 
 namespace sparktorch {
 
+class BatchOrder;
 class LrSchedule;
 
 struct TrainOptions {
   int epochs = 10;
   int64_t batch_size = 64;  // rows per step; -1: the whole partition in one step
+  // Steps an epoch; 0: one pass over the rows. Above 0, batches drawn on from pass after pass
+  // (core/train/batch_order.h).
+  int64_t steps_per_epoch = 0;
   int early_stop_patience = 0;  // epochs without improvement before stopping; 0: never stop early
   uint64_t seed = 0;            // shuffling order
   bool shuffle = true;          // reshuffle the rows every epoch
@@ -153,11 +157,10 @@ class Trainer {
     double lr = 0;                 // of the last step
     double allreduce_seconds = 0;
   };
-  // The `steps` steps of one epoch over the rows in `order`, `batch` rows each; adds this rank's
-  // loss, correct predictions and rows to `sums`.
-  // loss and rows to `sums`, the batches' metrics to `metrics`.
-  StepsDone TrainSteps(const Examples& train, const torch::Tensor& order, int epoch, int64_t steps,
-                       int64_t batch, const LrSchedule& schedule, double sums[2], MetricSums& metrics);
+  // The `steps` steps of one epoch over the rows `batches` gives; adds this rank's loss and rows
+  // to `sums`, the batches' metrics to `metrics`.
+  StepsDone TrainSteps(const Examples& train, BatchOrder& batches, int epoch, int64_t steps,
+                       const LrSchedule& schedule, double sums[2], MetricSums& metrics);
   // The metrics of the loss over a row's outputs (options_.outputs, else the targets' width).
   MetricSums NewMetrics(const Examples& data) const;
   // Makes every parameter a view of one flat buffer and every gradient a view of another, so

@@ -52,7 +52,7 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
     @keyword_only
     def __init__(self, *, torchObj=None, trainConfig=None, inputCol="features", inputCols=None,
                  labelCol="label", predictionCol="predictions", iters=10, miniBatch=64,
-                 validationPct=0.0, earlyStopPatience=0, mode="sync", acquireLock=False,
+                 stepsPerEpoch=None, validationPct=0.0, earlyStopPatience=0, mode="sync", acquireLock=False,
                  pullEvery=1, partitionShuffles=1, useBarrier=True, useVectorOut=False,
                  device="cpu", port=0, verbose=0, loss=None, optimizer=None, lr=None,
                  lrSchedule=None, lrScaling="none", clipGradNorm=None,
@@ -68,7 +68,7 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
     @keyword_only
     def setParams(self, *, torchObj=None, trainConfig=None, inputCol="features", inputCols=None,
                   labelCol="label", predictionCol="predictions", iters=10, miniBatch=64,
-                  validationPct=0.0, earlyStopPatience=0, mode="sync", acquireLock=False,
+                  stepsPerEpoch=None, validationPct=0.0, earlyStopPatience=0, mode="sync", acquireLock=False,
                   pullEvery=1, partitionShuffles=1, useBarrier=True, useVectorOut=False,
                   device="cpu", port=0, verbose=0, loss=None, optimizer=None, lr=None,
                   lrSchedule=None, lrScaling="none", clipGradNorm=None,
@@ -87,13 +87,17 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
         return self._set(trainConfig=value)
 
     def setLabelCol(self, value):
-        return self._set(labelCol=value)
+        """None (or ""): no label, an autoencoder."""
+        return self._set(labelCol="" if value is None else value)
 
     def setIters(self, value):
         return self._set(iters=value)
 
     def setMiniBatch(self, value):
         return self._set(miniBatch=value)
+
+    def setStepsPerEpoch(self, value):
+        return self._set(stepsPerEpoch=value)
 
     def setValidationPct(self, value):
         return self._set(validationPct=value)

@@ -3,8 +3,8 @@ option with its getter, in mixins shared by the estimator and its model, on top 
 shared HasInputCol, HasInputCols, HasLabelCol and HasPredictionCol. Names, defaults and
 descriptions are options.TRAIN_OPTIONS', so they are written once.
 
-An option whose default is None (trainConfig, inputCols, loss, optimizer, lr, inputShape,
-partitions, threads, binary, driverBinary) has no default here: unset, its getter returns None
+An option whose default is None (trainConfig, inputCols, stepsPerEpoch, loss, optimizer, lr,
+inputShape, partitions, threads, binary, driverBinary) has no default here: unset, its getter returns None
 (a None in the param map would not load back, PySpark's type converters refuse it).
 """
 from pyspark.ml.param import Param, Params, TypeConverters
@@ -29,8 +29,12 @@ def set_defaults(stage, names):
 
 
 def given(kwargs):
-    """The keyword arguments given, without None (None means the default)."""
-    return {name: value for name, value in kwargs.items() if value is not None}
+    """The keyword arguments given, without None (None means the default), but for labelCol:
+    there None means no label (an autoencoder), which the Param holds as ""."""
+    out = {name: value for name, value in kwargs.items() if value is not None}
+    if "labelCol" in kwargs and kwargs["labelCol"] is None:
+        out["labelCol"] = ""
+    return out
 
 
 class PredictionParams(HasInputCol, HasInputCols, HasPredictionCol):
@@ -118,6 +122,7 @@ class TrainingParams(PredictionParams, HasLabelCol):
     trainConfig = _param("trainConfig")
     iters = _param("iters")
     miniBatch = _param("miniBatch")
+    stepsPerEpoch = _param("stepsPerEpoch")
     validationPct = _param("validationPct")
     earlyStopPatience = _param("earlyStopPatience")
     mode = _param("mode")
@@ -160,6 +165,9 @@ class TrainingParams(PredictionParams, HasLabelCol):
 
     def getMiniBatch(self):
         return self.getOrDefault(self.miniBatch)
+
+    def getStepsPerEpoch(self):
+        return self._optional(self.stepsPerEpoch)
 
     def getValidationPct(self):
         return self.getOrDefault(self.validationPct)

@@ -3,10 +3,11 @@ sparktorch command lines they make.
 
 SparkTorch users know `inputCol`, `labelCol`, `predictionCol`, `iters`, `miniBatch`,
 `validationPct`, `earlyStopPatience`, `mode`, `acquireLock`, `partitionShuffles`, `useBarrier`,
-`useVectorOut`, `device`, `port` and `verbose`; they mean the same here. sparktorch adds the
-model (`torchObj`: a JSON spec or a TorchScript `.pt`), the optimizer settings, the learning-rate
-schedule and gradient clipping, `partitions`,
-`threads` per task and the binary's path. `TrainOptions.check` refuses a bad combination before
+`useVectorOut`, `device`, `port` and `verbose`; here they keep sparktorch's own defaults and
+meanings (`iters` epochs, `miniBatch` 64, ...), which sparktorch-spark(7), OPTIONS, sets beside
+SparkTorch 0.2.0's; sparktorch_spark.compat has SparkTorch's. sparktorch adds the model
+(`torchObj`: a JSON spec or a TorchScript `.pt`), the optimizer settings, the learning-rate
+schedule and gradient clipping, `stepsPerEpoch`, `threads` per task and the binary's path. `TrainOptions.check` refuses a bad combination before
 any Spark work starts. Standard library only.
 """
 
@@ -31,6 +32,8 @@ TRAIN_OPTIONS = {
     "predictionCol": ("predictions", str, "column the model's transform adds"),
     "iters": (10, int, "epochs: passes over each partition's rows"),
     "miniBatch": (64, int, "rows per step and task; -1 for the whole partition"),
+    "stepsPerEpoch": (None, int, "steps an epoch, each of miniBatch rows drawn on from shuffled "
+                      "passes over the partition (default: one pass over it)"),
     "validationPct": (0.0, float, "fraction of each partition held out for validation"),
     "earlyStopPatience": (0, int, "stop after this many epochs without a better (validation) "
                           "loss; 0 or -1: never"),
@@ -58,8 +61,8 @@ TRAIN_OPTIONS = {
     "clipGradValue": (None, float, "clip each gradient element to [-this, this] before each step"),
     "seed": (0, int, "seed for the initial weights, dropout and shuffling"),
     "inputShape": (None, str, "shape of one row for the model, e.g. 1,28,28"),
-    "partitions": (None, int, "tasks (ranks or workers); default: the input's partitions, at "
-                   "most the slots a barrier stage can get"),
+    "partitions": (None, int, "tasks (ranks or workers); default (or -1): the input's "
+                   "partitions, at most the slots a barrier stage can get"),
     "threads": (None, int, "CPU threads per task (default: spark.task.cpus)"),
     "binary": (None, str, "the sparktorch binary on the executors (default: "
                "sparktorch/sparktorch from --archives, else sparktorch on PATH)"),
@@ -106,6 +109,8 @@ class TrainOptions:
             value = given.get(name, default)
             if value is not None and kind is float and isinstance(value, int):
                 value = float(value)
+            if name == "partitions" and value == -1:  # SparkTorch's "keep the input's"
+                value = None
             if value is not None and (not isinstance(value, kind) or
                                       (kind is not bool and isinstance(value, bool))):
                 raise OptionError("%s must be %s, not %r" % (name, kind.__name__, value))
@@ -125,6 +130,9 @@ class TrainOptions:
             raise OptionError("iters must be at least 1, not %d" % self.iters)
         if self.miniBatch == 0 or self.miniBatch < -1:
             raise OptionError("miniBatch must be positive, or -1 for the whole partition")
+        if self.stepsPerEpoch is not None and self.stepsPerEpoch < 1:
+            raise OptionError("stepsPerEpoch must be at least 1 (unset: one pass over the rows), "
+                              "not %d" % self.stepsPerEpoch)
         if not 0.0 <= self.validationPct < 1.0:
             raise OptionError("validationPct must be in [0, 1), not %g" % self.validationPct)
         if self.earlyStopPatience < -1:
@@ -229,6 +237,8 @@ def train_flags(options, mode, threads):
             "--partition-shuffles", str(options.partitionShuffles),
             "--threads", str(threads), "--device", options.device,
             "--timeout", repr(float(options.timeout))]
+    if options.stepsPerEpoch:
+        args += ["--steps-per-epoch", str(options.stepsPerEpoch)]
     if options.validationPct > 0:
         args += ["--validation-pct", repr(options.validationPct)]
     if options.clipGradNorm:

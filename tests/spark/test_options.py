@@ -30,7 +30,7 @@ class TrainOptionsTest(unittest.TestCase):
             TrainOptions(**dict(dict(torchObj=SPEC), **given)).check()
         return str(caught.exception)
 
-    def test_defaults_are_sparktorchs(self):
+    def test_the_native_defaults(self):
         o = TrainOptions()
         self.assertEqual(o.as_dict(), {name: default for name, (default, _, _)
                                        in opts.TRAIN_OPTIONS.items()})
@@ -40,6 +40,15 @@ class TrainOptionsTest(unittest.TestCase):
                          ("sync", 10, 64, 0.0, True, False, "features", "label", "predictions",
                           opts.TRAIN_OPTIONS["timeout"][0], 1, "fail", None))
         self.assertIsInstance(o.timeout, float)
+
+    def test_partitions_minus_one_is_the_default_and_steps_per_epoch_a_flag(self):
+        self.assertIsNone(TrainOptions(torchObj=SPEC, partitions=-1).partitions)
+        flags = opts.train_flags(TrainOptions(torchObj=SPEC, stepsPerEpoch=7), "sync", 1)
+        self.assertEqual(flags[flags.index("--steps-per-epoch") + 1], "7")
+        self.assertNotIn("--steps-per-epoch", opts.train_flags(TrainOptions(torchObj=SPEC),
+                                                               "sync", 1))
+        self.assertEqual(self.refusal(stepsPerEpoch=0), "stepsPerEpoch must be at least 1 "
+                         "(unset: one pass over the rows), not 0")
 
     def test_an_unknown_option_is_refused_by_name(self):
         with self.assertRaises(OptionError) as caught:
@@ -115,7 +124,8 @@ class TrainOptionsTest(unittest.TestCase):
 class FlagsTest(unittest.TestCase):
     SYNC = dict(torchObj=SPEC, iters=3, miniBatch=-1, validationPct=0.25, earlyStopPatience=2,
                 loss="nll", optimizer="sgd", lr=0.05, seed=7, inputShape="784", timeout=1.0,
-                verbose=1, lrSchedule="cosine", clipGradNorm=1.0, lrScaling="sqrt")
+                verbose=1, lrSchedule="cosine", clipGradNorm=1.0, lrScaling="sqrt",
+                stepsPerEpoch=4)
     HOGWILD = dict(torchObj=SPEC, mode="hogwild", iters=2, acquireLock=True, pullEvery=2,
                    earlyStopPatience=1, partitionShuffles=2, timeout=1.0, port=0, verbose=-1)
 
@@ -124,8 +134,9 @@ class FlagsTest(unittest.TestCase):
         self.assertEqual(opts.train_flags(o, "sync", 2),
                          ["--epochs", "3", "--batch-size", "-1", "--partition-shuffles", "1",
                           "--threads", "2", "--device", "cpu", "--timeout", "1.0",
-                          "--validation-pct", "0.25", "--clip-grad-norm", "1.0",
-                          "--early-stop-patience", "2", "--lr-scaling", "sqrt"])
+                          "--steps-per-epoch", "4", "--validation-pct", "0.25",
+                          "--clip-grad-norm", "1.0", "--early-stop-patience", "2",
+                          "--lr-scaling", "sqrt"])
         self.assertEqual(opts.model_flags(o, "model.json", "train_config.json"),
                          ["--model", "model.json", "--seed", "7", "--train-config",
                           "train_config.json", "--loss", "nll", "--optimizer", "sgd", "--lr",
