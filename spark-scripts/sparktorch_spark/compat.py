@@ -110,6 +110,9 @@ def native_options(values, log=sys.stderr):
         out["binary"] = v["binary"]
     if hogwild and v.get("features"):  # the server builds the model before any row arrives
         out["inputShape"] = str(v["features"])
+    if out["earlyStopPatience"] > 0:
+        log.write("sparktorch: earlyStopPatience keeps the weights of the best step's loss "
+                  "(SparkTorch 0.2.0 kept the last step's)\n")
     if v.get("compileMode"):
         log.write("sparktorch: compileMode=%r has no effect: the binary runs the model as "
                   "TorchScript (SparkTorch 0.2.0 did not compile it either)\n" % v["compileMode"])
@@ -361,23 +364,33 @@ def from_old_stage(old):
                       % old.class_name)
 
 
-class PysparkPipelineWrapper:
+def unwrap_stages(pipeline):
+    """`pipeline` (a Pipeline or PipelineModel, loaded) with every SparkTorch 0.2.0 stage in it
+    turned into this module's, nested pipelines too; returns it."""
+    if not isinstance(pipeline, (Pipeline, PipelineModel)):
+        raise TypeError("Cannot recognize a pipeline of type %s." % type(pipeline))
+    stages = pipeline.getStages() if isinstance(pipeline, Pipeline) else pipeline.stages
+    for i, stage in enumerate(stages):
+        if isinstance(stage, (Pipeline, PipelineModel)):
+            stages[i] = unwrap_stages(stage)
+        elif compat_pickles.is_carrier(stage):
+            stages[i] = from_old_stage(compat_pickles.carrier_stage(stage.getStopWords()))
+    if isinstance(pipeline, Pipeline):
+        pipeline.setStages(stages)
+    else:
+        pipeline.stages = stages
+    return pipeline
+
+
+class PysparkPipelineWrapper:  # pylint: disable=too-few-public-methods
     """SparkTorch's: `unwrap(PipelineModel.load(path))` turns the SparkTorch 0.2.0 stages
     that its Pipeline.save wrote (in StopWordsRemover carriers) into this module's stages.
     A Pipeline saved with this module's stages loads as it is; unwrap leaves it unchanged."""
 
     @staticmethod
     def unwrap(pipeline):
-        if not isinstance(pipeline, (Pipeline, PipelineModel)):
-            raise TypeError("Cannot recognize a pipeline of type %s." % type(pipeline))
-        stages = pipeline.getStages() if isinstance(pipeline, Pipeline) else pipeline.stages
-        for i, stage in enumerate(stages):
-            if isinstance(stage, (Pipeline, PipelineModel)):
-                stages[i] = PysparkPipelineWrapper.unwrap(stage)
-            elif compat_pickles.is_carrier(stage):
-                stages[i] = from_old_stage(compat_pickles.carrier_stage(stage.getStopWords()))
-        if isinstance(pipeline, Pipeline):
-            pipeline.setStages(stages)
-        else:
-            pipeline.stages = stages
-        return pipeline
+        try:
+            return unwrap_stages(pipeline)
+        except OptionError as e:
+            raise OptionError("%s; or convert it once where they are: python -m "
+                              "sparktorch_spark.convert OLD NEW" % e) from None

@@ -38,7 +38,7 @@ def convert(spark, old, new, features=None, out=sys.stdout):
     loaded = _load(spark, old)
     if isinstance(loaded, (Pipeline, PipelineModel)):
         before = list(loaded.getStages() if isinstance(loaded, Pipeline) else loaded.stages)
-        converted = compat.PysparkPipelineWrapper.unwrap(loaded)
+        converted = compat.unwrap_stages(loaded)
         after = converted.getStages() if isinstance(converted, Pipeline) else converted.stages
         changed = [i for i, stage in enumerate(after) if stage is not before[i]]
     elif compat_pickles.is_carrier(loaded):

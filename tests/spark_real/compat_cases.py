@@ -202,12 +202,19 @@ def test_what_cannot_be_the_same(train, capsys):
         with pytest.raises(OptionError) as caught:
             SparkTorch(torchObj=torch_obj, labelCol="label", binary=BINARY, **more).fit(train)
         assert str(caught.value) == message
-    options = compat.native_options(dict(compat.SPARKTORCH_DEFAULTS, compileMode="default"),
-                                    log=sys.stderr)
-    assert options["iters"] == 10 and options["miniBatch"] == -1
+    capsys.readouterr()
+    options = compat.native_options(dict(compat.SPARKTORCH_DEFAULTS, compileMode="default",
+                                         earlyStopPatience=3), log=sys.stderr)
+    assert (options["iters"], options["miniBatch"], options["earlyStopPatience"]) == (10, -1, 3)
     assert capsys.readouterr().err == (
+        "sparktorch: earlyStopPatience keeps the weights of the best step's loss (SparkTorch "
+        "0.2.0 kept the last step's)\n"
         "sparktorch: compileMode='default' has no effect: the binary runs the model as "
         "TorchScript (SparkTorch 0.2.0 did not compile it either)\n")
+    steps = compat.native_options(dict(compat.SPARKTORCH_DEFAULTS, miniBatch=32, iters=50))
+    assert (steps["iters"], steps["stepsPerEpoch"], steps["miniBatch"]) == (1, 50, 32)
+    sync = compat.native_options(dict(compat.SPARKTORCH_DEFAULTS, acquireLock=True, port=1))
+    assert "acquireLock" not in sync and "port" not in sync and "useBarrier" not in sync
 
 
 def test_defaults_and_getters_are_sparktorchs():
@@ -304,15 +311,17 @@ def test_old_pipeline_class_missing(old_saved):
     out, _ = old_saved
     with pytest.raises(OptionError) as caught:
         PysparkPipelineWrapper.unwrap(PipelineModel.load(os.path.join(out, "module")))
-    assert str(caught.value) == (
-        "cannot read modStr (SparkTorch's pickled model): ModuleNotFoundError: No module "
-        "named 'oldnets' (the model's classes must be importable on the driver, as they were "
-        "for SparkTorch)")
+    why = ("cannot read modStr (SparkTorch's pickled model): ModuleNotFoundError: No module "
+           "named 'oldnets' (the model's classes must be importable on the driver, as they "
+           "were for SparkTorch)")
+    assert str(caught.value) == why + ("; or convert it once where they are: python -m "
+                                       "sparktorch_spark.convert OLD NEW")
     done = subprocess.run([PYTHON, "-m", "sparktorch_spark.convert", os.path.join(out, "module"),
                            os.path.join(WORK, "never")], capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 2
-    assert done.stderr.splitlines()[-1] == "convert: error: " + str(caught.value)
+    assert done.stderr.splitlines()[-1] == "convert: error: " + why
+    assert not os.path.exists(os.path.join(WORK, "never"))
 
 
 def test_man_page_says_the_same_only_where_it_is():

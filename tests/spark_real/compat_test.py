@@ -12,6 +12,8 @@
       with and without its lock, barrier and not), the messages for what cannot be the same,
       the defaults against SparkTorch 0.2.0's own, labelCol=None in the native API, and
       Pipelines that SparkTorch 0.2.0 itself saved, read through unwrap and the converter.
+  compat_test.py old_pipelines local|cluster
+      compat_cases.py's tests of Pipelines that SparkTorch 0.2.0 saved, alone.
 """
 import os
 import re
@@ -62,15 +64,17 @@ def test_env(extra_path=()):
             "SPARKTORCH_BINARY": os.path.abspath(SPARKTORCH)}
 
 
-def pytest_summary(run, expected):
-    """Checks pytest's closing line: `expected` passed, nothing failed, skipped or errored."""
+def pytest_summary(run, expected, deselected=0):
+    """Checks pytest's closing line: `expected` passed (and `deselected` not run), nothing
+    failed, skipped or errored."""
     lines = [line for line in run.out.splitlines()
              if re.match(r"^=* ?\d+ (passed|failed|error)", line)]
     if not lines:
         fail("pytest's summary line: none in its output")
     counts = dict((kind, int(n)) for n, kind in re.findall(
         r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed|deselected)", lines[-1]))
-    expect(counts == {"passed": expected} and run.rc == 0,
+    wanted = dict({"passed": expected}, **({"deselected": deselected} if deselected else {}))
+    expect(counts == wanted and run.rc == 0,
            "pytest: %d passed, nothing else (exit 0)" % expected,
            "%r (exit %s)" % (lines[-1], run.rc))
 
@@ -106,17 +110,23 @@ def sparktorch_tests():
            "(the driver's line, in pytest's captured output)", len(jobs))
 
 
-def cases(master):
-    check("compat_cases.py on %s" % master)
+def cases(master, only=None):
+    """compat_cases.py's tests on `master`; `only`: those whose name starts test_ONLY."""
+    check("compat_cases.py on %s%s" % (master, " (test_%s*)" % only if only else ""))
     here = os.path.dirname(os.path.abspath(__file__))
     env = test_env([blocker(), here])
     env.update(COMPAT_MASTER=master, COMPAT_WORK=os.getcwd())
+    with open(os.path.join(here, "compat_cases.py")) as f:
+        every = re.findall(r"^def (test_\w+)", f.read(), re.MULTILINE)
+    names = [name for name in every if name.startswith("test_" + (only or ""))]
+
+    def count(tests):
+        return len(tests) + sum(1 for name in tests if name == "test_hogwild")  # 2 parameter sets
     run = run_python("pytest", ["-m", "pytest", "-p", "no:cacheprovider", "-q", "-rA",
-                                os.path.join(here, "compat_cases.py")], timeout=1800, env=env)
+                                os.path.join(here, "compat_cases.py")] +
+                     (["-k", " or ".join(names)] if only else []), timeout=1800, env=env)
     blame(run)
-    count = len(re.findall(r"^def test_", open(os.path.join(here, "compat_cases.py")).read(),
-                           re.MULTILINE))
-    pytest_summary(run, count)
+    pytest_summary(run, count(names), count(every) - count(names))
 
 
 def main():
@@ -126,8 +136,10 @@ def main():
         sparktorch_tests()
     elif what == "cases":
         cases(master)
+    elif what == "old_pipelines":
+        cases(master, "old_pipeline")
     else:
-        fail("usage: compat_test.py sparktorch_tests|cases local|cluster")
+        fail("usage: compat_test.py sparktorch_tests|cases|old_pipelines local|cluster")
     print("  python: %s" % PYTHON, flush=True)
     del where
     done()
