@@ -100,9 +100,11 @@ def native_options(values, log=sys.stderr):
            "partitions": v["partitions"] if v["partitions"] > 0 else None,
            "earlyStopPatience": max(0, v["earlyStopPatience"])}
     if v["miniBatch"] > 0 and out["earlyStopPatience"] > 0:
-        out.update(stepsPerEpoch=1, checkpointEvery=max(1, v["iters"] // 10))
+        out.update(stepsPerEpoch=1)
     elif v["miniBatch"] > 0:
         out.update(iters=1, stepsPerEpoch=v["iters"])
+    # Epochs of one step each: a checkpoint for a lost executor every tenth of them, not every step.
+    out["checkpointEvery"] = max(1, out["iters"] // 10)
     if hogwild:
         out.update(acquireLock=v["acquireLock"], partitionShuffles=v["partitionShuffles"],
                    port=v["port"], useBarrier=v["useBarrier"])
