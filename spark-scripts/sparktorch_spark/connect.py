@@ -14,6 +14,7 @@ the task (its bytes in the function's closure) and is written once per worker.
 import hashlib
 import os
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -55,6 +56,57 @@ def ship_package(session):
     session._sparktorch_shipped = True  # pylint: disable=protected-access
 
 
+# A bundle's content digest by (path, size, mtime): hashing 190 MB takes a second.
+_DIGESTS = {}
+
+
+def bundle_digest(path):
+    """The first 16 hex digits of the SHA-256 of the file `path`, remembered while it keeps its
+    size and modification time."""
+    stat = os.stat(path)
+    key = (os.path.abspath(path), stat.st_size, stat.st_mtime_ns)
+    if key not in _DIGESTS:
+        digest = hashlib.sha256()
+        with open(path, "rb") as f:
+            for block in iter(lambda: f.read(1 << 20), b""):
+                digest.update(block)
+        _DIGESTS[key] = digest.hexdigest()[:16]
+    return _DIGESTS[key]
+
+
+def ship_bundle(session, binary, log):
+    """Where the tasks of `session` (a Connect session) find the binary: `binary` when given;
+    else the bundle that SPARKTORCH_BUNDLE names on this client (sparktorch-VERSION-linux-
+    x86_64.tar.gz), added to the session as an archive artifact once per session and content
+    (unpacked on each executor into the session's files directory as sparktorch-DIGEST/) and
+    its sparktorch-DIGEST/sparktorch; else None: the tasks look for sparktorch/sparktorch
+    there (an archive the user added as ...tar.gz#sparktorch), then sparktorch on PATH."""
+    bundle = os.environ.get("SPARKTORCH_BUNDLE")
+    if binary or not bundle:
+        return binary
+    if not os.path.isfile(bundle):
+        raise opts.OptionError("SPARKTORCH_BUNDLE=%s: no such file on this client" % bundle)
+    name = "sparktorch-%s" % bundle_digest(bundle)
+    shipped = session.__dict__.setdefault("_sparktorch_bundles", set())
+    if name not in shipped:
+        # The artifact's name is its file's: a link named by the content, so that another
+        # bundle added to the same session later does not clash with this one.
+        folder = tempfile.mkdtemp(prefix="sparktorch-bundle-")
+        link = os.path.join(folder, name + ".tar.gz")
+        os.symlink(os.path.abspath(bundle), link)
+        started = time.time()
+        try:
+            session.addArtifacts("%s#%s" % (link, name), archive=True)
+        finally:
+            os.unlink(link)
+            os.rmdir(folder)
+        log.write("sparktorch: the bundle %s reached the Spark Connect server as the archive "
+                  "artifact %s in %.1f s; the executors unpack it once a session\n"
+                  % (bundle, name, time.time() - started))
+        shipped.add(name)
+    return os.path.join(name, "sparktorch")
+
+
 def predict(df, model, columns, prediction_col, vector_out, probabilities, binary, threads,
             device, batch_size, verbose, on_bad_row):
     """`df` (a Connect DataFrame) with `prediction_col`: `model` (the .pt's bytes) applied by
@@ -65,6 +117,7 @@ def predict(df, model, columns, prediction_col, vector_out, probabilities, binar
     from pyspark.sql.types import DoubleType, StructField, StructType  # noqa: E501 pylint: disable=import-outside-toplevel
     session = df.sparkSession
     ship_package(session)
+    binary = ship_bundle(session, binary, sys.stderr)
     vector = vector_out or probabilities
     schema = StructType(df.schema.fields + [
         StructField(prediction_col, VectorUDT() if vector else DoubleType(), True)])
@@ -108,7 +161,8 @@ class PredictBatches:
         process.give_back()
 
     def _command(self):
-        binary = find_binary(self.args.get("binary"))
+        from pyspark import SparkFiles  # pylint: disable=import-outside-toplevel
+        binary = find_binary(self.args.get("binary"), SparkFiles.getRootDirectory())
         digest = hashlib.sha256(self.model).hexdigest()[:16]
         path = os.path.join(tempfile.gettempdir(), "sparktorch-model-%s.pt" % digest)
         if not os.path.exists(path):

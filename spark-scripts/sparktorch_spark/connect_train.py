@@ -20,6 +20,7 @@ import sys
 import tempfile
 import threading
 
+from . import connect_plan
 from . import exit_codes
 from . import options as opts
 from .job import JobFailed, TrainResult, model_files, new_job_id
@@ -30,47 +31,95 @@ from .tasks import BinaryMissing, find_binary, process_env
 
 _FAILED = re.compile(r"sparktorch (?:rank \d+ failed|serve failed|task failed)[^\n]*")
 _OUTPUT = "rank int, line string, model binary"
+WORLD = "@world@"  # serve's --world-size: the stage's tasks, known in task 0
 _STATUS = re.compile(r"\((?:exit status (\d+)|killed by signal (\d+))")
 
 
 def train(df, options, mode, columns, label, log):
     """Trains on `df`, a Connect DataFrame: `columns` and `label` as spark.train finds them
     ([(name, kind)]; (name, kind) or None). Returns a job.TrainResult; raises OptionError,
-    JobFailed."""
+    JobFailed.
+
+    When `df` is a plain read of Parquet files (readParquet), the tasks read their rows from
+    the files themselves, as on the classic path; if that job fails on a file its reader
+    refuses (a codec or encoding), it runs again with the rows through Spark, saying why."""
     from . import connect  # pylint: disable=import-outside-toplevel
     session = df.sparkSession
     connect.ship_package(session)
-    cpus = int(session.conf.get("spark.task.cpus", "1") or 1)
-    slots = _slots(session.conf.get("spark.master", ""), cpus)
-    n = options.partitions or slots or int(session.conf.get("spark.default.parallelism", "2"))
+    binary = connect.ship_bundle(session, options.binary, log)
+    conf = session.conf.get
+    master = conf("spark.master", "")
+    slots = connect_plan.barrier_slots(conf, master)
+    n = options.partitions or slots or int(conf("spark.default.parallelism", "2") or 2)
     if slots and n > slots:
         raise OptionError("partitions=%d, but a barrier stage can get %d slots on %s: every "
                           "task of a barrier stage must run at once; use partitions=%d or fewer"
-                          % (n, slots, session.conf.get("spark.master", ""), slots))
-    threads = options.threads or cpus
+                          % (n, slots, master, slots))
+    if slots is None:
+        log.write("sparktorch: the server's configuration does not say how many slots %s has "
+                  "(spark.executor.instances and spark.executor.cores, or spark.cores.max); "
+                  "the %d tasks start when %d are free\n" % (master, n, n))
+    threads = options.threads or int(conf("spark.task.cpus", "1") or 1)
     model_path, config_path = model_files(options)
     base = dict(
-        mode=mode, world_size=n, binary=options.binary,
-        global_flags=opts.verbosity_flags(options.verbose),
-        serve_args=opts.serve_flags(options, mode, n),
+        mode=mode, binary=binary, global_flags=opts.verbosity_flags(options.verbose),
+        serve_args=opts.serve_flags(options, mode, WORLD),
         train_args=opts.train_flags(options, mode, threads), on_bad_row=options.onBadRow,
         model_args=opts.model_flags(options, "@model@", "@config@" if config_path else None),
         model=_read(model_path), config=_read(config_path) if config_path else None,
         names=(os.path.basename(model_path), os.path.basename(config_path or "model.json")),
-        env=process_env(threads), label=[label] if label else [], columns=list(columns))
+        env=process_env(threads), label=[label] if label else [], columns=list(columns),
+        row_args=None)
     names = [name for name, _ in base["label"] + base["columns"]]
-    data = df.select(*names).repartition(n)
+    files, why_not = connect_plan.parquet_files(df.select(*names), names) \
+        if options.readParquet else (None, None)
+    if files is not None:
+        log.write("sparktorch: the %d tasks read their rows from the %d Parquet file%s "
+                  "themselves (readParquet)\n" % (n, len(files), "" if len(files) == 1 else "s"))
+        feature_names = [name for name, _ in base["columns"]]
+        parquet = dict(base, row_args=opts.parquet_row_flags(
+            files, feature_names, label[0] if label else None, options.onBadRow))
+        try:
+            return _run(session.range(0, n, 1, n), parquet, options, n, master, log)
+        except JobFailed as e:
+            # A codec or encoding the binary's reader refuses (its message says "sparktorch
+            # does not read"); a bad row would fail through Spark too.
+            if getattr(e, "exit_status", None) != exit_codes.BAD_INPUT or \
+                    "sparktorch does not read" not in e.why:
+                raise
+            log.write("sparktorch: the tasks could not read these Parquet files themselves "
+                      "(%s); the rows go through Spark instead (readParquet=False goes there "
+                      "at once)\n" % e.why)
+    elif why_not and options.verbose > 0:
+        log.write("sparktorch: the rows go through Spark: %s\n" % why_not)
+    # Without partitions= the input's partitions are kept (coalesced to the slots, no
+    # shuffle) and the job has as many ranks as the stage has tasks; with it, exactly n.
+    data = df.select(*names)
+    data = data.repartition(n) if options.partitions else data.coalesce(n)
+    return _run(data, base, options, n, master, log)
+
+
+def _run(data, base, options, n, master, log):
+    """The barrier stage of `data` (its partitions the ranks), run again after a lost task up
+    to options.retries times."""
+    mode = base["mode"]
     for attempt in range(1, options.retries + 2):
         job_id = new_job_id()
-        spec = dict(base, job_id=job_id, secret=os.urandom(16).hex())
-        log.write("sparktorch: job %d (attempt %d of %d) on Spark Connect: %d %s tasks, serve "
-                  "in task 0\n" % (job_id, attempt, options.retries + 1, n, mode))
+        spec = dict(base, job_id=job_id)
+        log.write("sparktorch: job %d (attempt %d of %d) on Spark Connect: %s%d %s tasks, "
+                  "serve in task 0\n" % (job_id, attempt, options.retries + 1,
+                                          "" if options.partitions or base["row_args"] else
+                                          "at most ", n, mode))
         log.flush()
         try:
             rows = data.mapInArrow(TrainTask(spec), _OUTPUT, barrier=True).collect()
         except Exception as e:  # pylint: disable=broad-except  # Spark's, with a task's message
-            found = _FAILED.search(str(e))
-            why = found.group(0) if found else (str(e).strip().splitlines() or [repr(e)])[0]
+            text = str(e)
+            slots = connect_plan.too_few_slots(text, n, master)
+            if slots:
+                raise JobFailed("sparktorch job %d failed: %s" % (job_id, slots)) from None
+            found = _FAILED.search(text)
+            why = found.group(0) if found else (text.strip().splitlines() or [repr(e)])[0]
             if "no sparktorch binary" in why:
                 raise BinaryMissing(why) from None
             status = _STATUS.search(why)
@@ -80,9 +129,11 @@ def train(df, options, mode, columns, label, log):
                 log.write("sparktorch: job %d failed and runs again with a new job id: %s\n"
                           % (job_id, why))
                 continue
-            raise JobFailed("sparktorch job %d failed (attempt %d of %d): %s (rank R is the "
-                            "stage's partition R; each task's log has its rank's messages)"
-                            % (job_id, attempt, options.retries + 1, why)) from None
+            failed = JobFailed("sparktorch job %d failed (attempt %d of %d): %s (rank R is the "
+                               "stage's partition R; each task's log has its rank's messages)"
+                               % (job_id, attempt, options.retries + 1, why))
+            failed.exit_status, failed.why = code, why
+            raise failed from None
         return _result(mode, rows, job_id, attempt)
     raise AssertionError("unreachable")
 
@@ -115,6 +166,14 @@ def _result(mode, rows, job_id, attempt):
     return TrainResult(records.model, records.summaries, job_id, attempt)
 
 
+def _find_binary(configured):
+    """tasks.find_binary in a Connect task: a relative path (the bundle that
+    connect.ship_bundle added as an archive artifact) is looked for in the session's files
+    directory too."""
+    from pyspark import SparkFiles  # pylint: disable=import-outside-toplevel
+    return find_binary(configured, SparkFiles.getRootDirectory())
+
+
 def _read(path):
     with open(path, "rb") as f:
         return f.read()
@@ -136,22 +195,28 @@ class TrainTask:
         from pyspark import BarrierTaskContext  # pylint: disable=import-outside-toplevel
         context = BarrierTaskContext.get()
         rank = context.partitionId()
+        world = len(context.getTaskInfos())  # the stage's tasks: the job's ranks
         work = tempfile.mkdtemp(prefix="sparktorch-task-")
         serve = None
         try:
-            serve, shared = self._serve(context, rank, work)
-            address = context.allGather(shared)[0]
-            if address.startswith("!"):  # every task says why task 0's serve did not start
-                raise RuntimeError(address[1:])
-            lines = self._rank(rank, address, batches, work, task_gpus(context))
+            # The job's secret is made here, in task 0, and reaches the others through the
+            # barrier's allGather (the driver's memory): never in the plan the client sends,
+            # which the Connect server logs and the Spark UI shows.
+            secret = os.urandom(16).hex() if rank == 0 else ""
+            serve, shared = self._serve(context, rank, world, work, secret)
+            gathered = context.allGather(shared)[0]
+            if gathered.startswith("!"):  # every task says why task 0's serve did not start
+                raise RuntimeError(gathered[1:])
+            address, secret = gathered.split(" ", 1)
+            lines = self._rank(rank, world, address, secret, batches, work, task_gpus(context))
             out = [(rank, line, None) for line in lines]
             if serve is not None:
                 try:
-                    out += [(self.spec["world_size"], line, None) for line in serve.finish(60)]
+                    out += [(world, line, None) for line in serve.finish(60)]
                 except ServeError as e:
                     raise RuntimeError("sparktorch serve failed: %s" % e) from None
                 if serve.model_path:
-                    out.append((self.spec["world_size"], None, serve.model()))
+                    out.append((world, None, serve.model()))
             yield pa.RecordBatch.from_arrays(
                 [pa.array([r for r, _, _ in out], pa.int32()),
                  pa.array([line for _, line, _ in out], pa.string()),
@@ -173,30 +238,32 @@ class TrainTask:
                     f.write(data)
         return [paths.get(a, a) for a in spec["model_args"]]
 
-    def _env(self):
+    def _env(self, secret):
         spec = self.spec
-        return dict(os.environ, **spec["env"], SPARKTORCH_SECRET=spec["secret"],
+        return dict(os.environ, **spec["env"], SPARKTORCH_SECRET=secret,
                     SPARKTORCH_JOB_ID=str(spec["job_id"]))
 
-    def _serve(self, context, rank, work):
-        """(serve or None, what task 0 shares: serve's address, or '!' and why it failed)."""
+    def _serve(self, context, rank, world, work, secret):
+        """(serve or None, what task 0 shares: serve's address and the job's `secret`, or '!'
+        and why serve did not start)."""
         if rank != 0:
             return None, ""
         spec = self.spec
         hogwild = spec["mode"] == "hogwild"
-        args = spec["serve_args"] + (self._files(work) if hogwild else
+        args = [str(world) if a == WORLD else a for a in spec["serve_args"]] + (
+            self._files(work) if hogwild else
                                      ["--job-id", str(spec["job_id"])])
         host = context.getTaskInfos()[0].address.rsplit(":", 1)[0]
         try:
-            binary = find_binary(spec["binary"])
-            serve = Serve(binary, spec["global_flags"], args, env=self._env(),
+            binary = _find_binary(spec["binary"])
+            serve = Serve(binary, spec["global_flags"], args, env=self._env(secret),
                           listen=("0.0.0.0", 0), host=host, model_output=hogwild, wait=hogwild,
                           log=sys.stderr)
         except (BinaryMissing, ServeError) as e:
             return None, "!sparktorch serve failed: %s" % e
-        return serve, serve.address
+        return serve, "%s %s" % (serve.address, secret)
 
-    def _rank(self, rank, address, batches, work, gpus=()):
+    def _rank(self, rank, world, address, secret, batches, work, gpus=()):
         """Runs this task's `sparktorch train` on its rows; returns its stdout lines. `gpus`:
         the addresses of the GPUs Spark gave the task (`--task-gpus`, which `--device cuda` or
         `auto` trains on)."""
@@ -204,24 +271,27 @@ class TrainTask:
         spec = self.spec
         batches = iter(batches)
         first = next(batches, None)
-        label_width = 0
-        if first is not None and spec["label"]:
-            label_width = arrow_rows.batch_matrix(first, spec["label"]).shape[1]
-        rows = ["--format", "compact", "--on-bad-row", spec["on_bad_row"]] + (
-            ["--label-col", "0" if label_width <= 1 else "0:%d" % (label_width - 1)]
-            if spec["label"] else ["--no-label"])
+        if spec["row_args"]:  # the binary reads its share of the Parquet files
+            rows, first, batches = spec["row_args"], None, iter(())
+        else:
+            label_width = 0
+            if first is not None and spec["label"]:
+                label_width = arrow_rows.batch_matrix(first, spec["label"]).shape[1]
+            rows = ["--format", "compact", "--on-bad-row", spec["on_bad_row"]] + (
+                ["--label-col", "0" if label_width <= 1 else "0:%d" % (label_width - 1)]
+                if spec["label"] else ["--no-label"])
         where = ["--tracker" if spec["mode"] == "sync" else "--server", address]
         try:
-            binary = find_binary(spec["binary"])
+            binary = _find_binary(spec["binary"])
         except BinaryMissing as e:
             raise RuntimeError("sparktorch task failed: %s" % e) from None
         command = ([binary] + spec["global_flags"] +
                    ["train", "--mode", spec["mode"]] + where +
-                   ["--rank", str(rank), "--world-size", str(spec["world_size"])] +
+                   ["--rank", str(rank), "--world-size", str(world)] +
                    (["--task-gpus", ",".join(gpus)] if gpus else []) + rows +
                    spec["train_args"] + (self._files(work) if spec["mode"] == "sync" else []))
         process = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE, env=self._env())
+                                   stderr=subprocess.PIPE, env=self._env(secret))
         tail, out, failed = [], [], []
         readers = [threading.Thread(target=_lines, args=(process.stdout, out, None)),
                    threading.Thread(target=_lines, args=(process.stderr, tail, sys.stderr))]

@@ -21,8 +21,9 @@ sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 
-from peers_bench import (REPO, SPEC, accuracy, parquet_parts, read_vectors,  # noqa: E402
-                         say)
+from peers_bench import (REPO, SPEC, Stamped, accuracy, parquet_parts,  # noqa: E402
+                         phases_text, read_vectors, say)
+from spark_fit_bench import PHASES, stamped_stderr  # noqa: E402
 
 sys.path.insert(0, os.path.join(REPO, "spark-scripts"))
 
@@ -37,6 +38,9 @@ def main():
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--tasks", type=int, default=2)
+    parser.add_argument("--server-log", help="the Connect server's log (its tasks' stderr): "
+                        "each fit is then split into phases as peers_bench.py splits the "
+                        "classic fits")
     args = parser.parse_args()
     torch.set_num_threads(1)
     from pyspark.sql import DataFrame, SparkSession  # pylint: disable=import-outside-toplevel
@@ -56,12 +60,20 @@ def main():
         stage = SparkTorch(torchObj=SPEC, inputCol="features", labelCol="label",
                            iters=args.epochs, miniBatch=args.batch, lr=args.lr, mode=mode,
                            partitions=args.tasks, binary=binary)
+        stamped = Stamped(sys.stderr)
+        old, sys.stderr = sys.stderr, stamped
         started = time.time()
-        fitted = stage.fit(train)
-        seconds = time.time() - started
+        try:
+            fitted = stage.fit(train)
+        finally:
+            returned = time.time()
+            sys.stderr = old
         net = torch.jit.load(io.BytesIO(fitted.modelBytes()))
-        print("%-34s %8.2f %9.4f" % ("sparktorch %s, Connect" % mode, seconds,
+        print("%-34s %8.2f %9.4f" % ("sparktorch %s, Connect" % mode, returned - started,
                                      accuracy(net, test)), flush=True)
+        if args.server_log:
+            lines = stamped.lines + stamped_stderr(args.server_log)
+            print("  phases: %s" % phases_text(PHASES, lines, started, returned), flush=True)
         model = model or fitted
     copies = functools.reduce(DataFrame.unionAll, [train] * args.transform_copies)
     out = model.setPredictionCol("prediction").transform(copies)

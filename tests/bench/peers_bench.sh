@@ -74,4 +74,5 @@ grep -q "Spark Connect server started" "$server_log" || {
 }
 echo
 "$python" tests/bench/connect_bench.py --remote "sc://127.0.0.1:$port" \
-  --binary out/peers/bin/sparktorch --work "$work" --transform-copies "$copies"
+  --binary out/peers/bin/sparktorch --work "$work" --transform-copies "$copies" \
+  --server-log "$server_log"

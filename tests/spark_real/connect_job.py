@@ -11,15 +11,22 @@ facts per phase to FACTS:
           transform with no binary
   lost    a sync fit of EPOCHS epochs with seed 7919 (the test kills one of its ranks): its
           attempts and rows
+  bundle  with no --binary (SPARKTORCH_BUNDLE names the bundle, which reaches the executors
+          as an archive artifact): a sync fit and its transform
+Every phase also writes the job secrets its fits' sparktorch processes had in their
+environment (read from /proc while they run: the client is on the same machine), and whether
+any plan this client sent (every collect's) holds one.
 
   python connect_job.py --remote sc://HOST:PORT --binary SPARKTORCH --data SPARK_DATA
                         --work DIR --facts FACTS --phase all|lost
 """
 import argparse
+import glob
 import io
 import json
 import os
 import sys
+import threading
 import time
 
 sys.path.insert(0, os.path.join(os.environ["REPO"], "spark-scripts"))
@@ -34,6 +41,48 @@ from sparktorch_spark.ml import SparkTorch, SparkTorchModel  # noqa: E402  pylin
 
 SPEC = os.path.join(os.environ["REPO"], "examples", "fashion_mnist_mlp.json")
 LOST_EPOCHS = 8
+
+
+class SecretWatch:
+    """The SPARKTORCH_SECRET values of the sparktorch processes on this machine, read from
+    /proc every 50 ms while it runs, and the plans of every collect of this client."""
+
+    def __init__(self):
+        self.secrets, self.plans = set(), []
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self._watch, daemon=True)
+        from pyspark.sql.connect.dataframe import DataFrame  # noqa pylint: disable=import-outside-toplevel
+        original, plans = DataFrame.collect, self.plans
+
+        def collect(df):
+            plans.append(df._plan.to_proto(df._session.client).SerializeToString())  # noqa pylint: disable=protected-access
+            return original(df)
+        DataFrame.collect = collect
+
+    def _watch(self):
+        while not self.stopping.wait(0.05):
+            for path in glob.glob("/proc/[0-9]*/environ"):
+                try:
+                    with open(path, "rb") as f:
+                        environ = f.read()
+                except OSError:
+                    continue
+                for entry in environ.split(b"\0"):
+                    if entry.startswith(b"SPARKTORCH_SECRET=") and len(entry) > 18:
+                        self.secrets.add(entry[18:].decode())
+
+    def __enter__(self):
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_):
+        self.stopping.set()
+        self.thread.join()
+
+    def facts(self):
+        return {"secrets": sorted(self.secrets),
+                "secret_in_plan": any(s.encode() in p for s in self.secrets for p in self.plans),
+                "plans": len(self.plans)}
 
 
 def stage(binary, mode="sync", iters=2, **more):
@@ -71,12 +120,13 @@ def torch_outputs(model, data):
     return dict(zip(table["id"], out.tolist()))
 
 
-def fit_facts(spark, args, mode):
+def fit_facts(spark, args, mode, **more):
     train = spark.read.parquet(os.path.join(args.data, "train.parquet"))
     test = spark.read.parquet(os.path.join(args.data, "test.parquet"))
     started = time.time()
-    model = stage(args.binary, mode).fit(train)
+    model = stage(args.binary, mode, **more).fit(train)
     fact = {"mode": mode, "seconds": time.time() - started, "attempts": model.attempts,
+            "readParquet": more.get("readParquet", True),
             "rows": sum(s.get("partition_rows", 0) for s in model.summaries)}
     predicted = model.transform(test)
     fact["schema"] = predicted.schema.simpleString()
@@ -95,8 +145,8 @@ def fit_facts(spark, args, mode):
 
 
 def all_facts(spark, args, out):
-    for mode in ("sync", "hogwild"):
-        out.write(json.dumps(fit_facts(spark, args, mode)) + "\n")
+    for mode, more in (("sync", {}), ("hogwild", {}), ("sync", {"readParquet": False})):
+        out.write(json.dumps(fit_facts(spark, args, mode, **more)) + "\n")
         out.flush()
     train = spark.read.parquet(os.path.join(args.data, "train.parquet"))
     test = spark.read.parquet(os.path.join(args.data, "test.parquet"))
@@ -126,18 +176,23 @@ def all_facts(spark, args, out):
 
 def main():
     parser = argparse.ArgumentParser()
-    for flag in ("--remote", "--binary", "--data", "--work", "--facts", "--phase"):
+    for flag in ("--remote", "--data", "--work", "--facts", "--phase"):
         parser.add_argument(flag, required=True)
+    parser.add_argument("--binary")
     args = parser.parse_args()
     spark = SparkSession.builder.remote(args.remote).getOrCreate()
-    with open(args.facts, "w") as out:
-        if args.phase == "lost":
+    with open(args.facts, "w") as out, SecretWatch() as watch:
+        if args.phase == "bundle":
+            out.write(json.dumps(fit_facts(spark, args, "sync")) + "\n")
+        elif args.phase == "lost":
             train = spark.read.parquet(os.path.join(args.data, "train.parquet"))
             model = stage(args.binary, iters=LOST_EPOCHS, seed=7919, retries=1).fit(train)
             rows = sum(s.get("partition_rows", 0) for s in model.summaries)
             out.write(json.dumps({"attempts": model.attempts, "rows": rows}) + "\n")
         else:
             all_facts(spark, args, out)
+        watch.stopping.set()
+        out.write(json.dumps(watch.facts()) + "\n")
     spark.stop()
 
 

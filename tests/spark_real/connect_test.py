@@ -21,9 +21,11 @@ epoch line reaches the server's log (the tasks' stderr), with the ranks frozen f
 
   connect_test.py [lost] local
 """
+import glob
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -48,7 +50,7 @@ class Server:
     `master` (default local[2]) with the spark-submit arguments `more`: its Python workers run
     PYTHON."""
 
-    def __init__(self, master="local[2]", more=()):
+    def __init__(self, master="local[2]", more=(), env=None):
         self.port = free_port()
         command = [os.path.join(SPARK_HOME, "bin", "spark-submit"), "--class",
                    "org.apache.spark.sql.connect.service.SparkConnectServer", "--master",
@@ -56,7 +58,7 @@ class Server:
                    "--conf", "spark.connect.grpc.binding.port=%d" % self.port,
                    "--conf", "spark.ui.enabled=false"] + list(more)
         self.log = open("server.log", "w")
-        env = dict(os.environ, PYSPARK_PYTHON=PYTHON)
+        env = dict(env or os.environ, PYSPARK_PYTHON=PYTHON)
         self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL, stdout=self.log,
                                         stderr=subprocess.STDOUT, env=env,
                                         start_new_session=True)
@@ -85,12 +87,13 @@ class Server:
         self.log.close()
 
 
-def job(server, phase, timeout):
+def job(server, phase, timeout, env=None):
     facts = os.path.abspath("facts-%s.jsonl" % phase)
+    binary = [] if phase == "bundle" else ["--binary", SPARKTORCH]
     run = run_python("connect-" + phase, [
         os.path.join(REPO, "tests", "spark_real", "connect_job.py"), "--remote", server.url,
-        "--binary", SPARKTORCH, "--data", SPARK_DATA, "--work", os.getcwd(), "--facts", facts,
-        "--phase", phase], timeout=timeout, env={"REPO": REPO})
+        "--data", SPARK_DATA, "--work", os.getcwd(), "--facts", facts,
+        "--phase", phase] + binary, timeout=timeout, env=dict(env or {}, REPO=REPO))
     expect(run.rc == 0, "connect_job.py --phase %s exits 0" % phase, "exit status %s" % run.rc)
     with open(facts) as f:
         return run, [json.loads(line) for line in f]
@@ -132,8 +135,10 @@ def lost(server):
 def everything_else(server):
     """The checks of spark-real.LINE.connect.local, against `server`."""
     run, facts = job(server, "all", 900)
-    for fact in facts[:2]:
-        check("a %s fit on Spark Connect" % fact["mode"])
+    for fact in facts[:3]:
+        check("a %s fit on Spark Connect, %s" % (
+            fact["mode"], "the tasks reading the Parquet files" if fact["readParquet"] else
+            "the rows through Spark"))
         expect(fact["rows"] == 12000, "every row trained", fact["rows"])
         expect(fact["attempts"] == 1, "in one attempt", fact["attempts"])
         expect(fact["accuracy"] >= 0.7, "test accuracy >= 0.7", fact["accuracy"])
@@ -145,15 +150,19 @@ def everything_else(server):
                    fact["vector_gap"])
     expect_in(r"^sparktorch: job \d+ \(attempt 1 of 2\) on Spark Connect: 2 sync tasks, "
               r"serve in task 0", run.text, "the client says how the job runs")
+    expect_in(r"^sparktorch: the 2 tasks read their rows from the \d+ Parquet files? "
+              r"themselves \(readParquet\)", run.text, "and that the tasks read the Parquet files")
+    secrets(server, facts[-1])
     check("a Pipeline (on 3.5 the model stage) saved and loaded through Spark Connect")
-    expect(facts[2]["pipeline_sums"][0] == facts[2]["pipeline_sums"][1],
-           "the loaded pipeline predicts the same", facts[2]["pipeline_sums"])
+    expect(facts[3]["pipeline_sums"][0] == facts[3]["pipeline_sums"][1],
+           "the loaded pipeline predicts the same", facts[3]["pipeline_sums"])
     check("failures, from the client: one line each")
-    failures = facts[3]["failures"]
+    failures = facts[4]["failures"]
     one_line(failures["bad_label"], "a label 42",
              r"^sparktorch job \d+ failed \(attempt 1 of 2\): sparktorch rank [01] failed "
              r"\(exit status (?:3 \(a row that cannot be read\)|76 \(another task "
-             r"failed\))\): .*stdin:\d+: label 42 is not a class index")
+             r"failed\))\): .*(?:\.parquet: row \d+|stdin:\d+): label 42 is not a class "
+             r"index")
     one_line(failures["null_vector"], "a null vector",
              r"sparktorch rank [01] failed \(a bad row\): column features is null in row "
              r"\d+ of this batch")
@@ -197,12 +206,66 @@ def everything_else(server):
 
 
 
+def secrets(server, fact):
+    """The job secrets the sparktorch processes had (`fact`, from connect_job.py's SecretWatch)
+    are in no plan the client sent and nowhere in the server's log."""
+    check("the job's secret: made in the stage, not in the plan or the server's log")
+    expect(len(fact["secrets"]) >= 1, "the sparktorch processes had secrets", fact)
+    expect(not fact["secret_in_plan"], "no plan the client sent holds one (%d plans)"
+           % fact["plans"])
+    log = server.text()
+    expect(not any(secret in log for secret in fact["secrets"]),
+           "the server's log holds none of them")
+
+
+def bundle():
+    """spark-real.LINE.connect_bundle.cluster: no binary on the executors, no binary= : the
+    bundle (SPARKTORCH_BUNDLE on the client) reaches them as an archive artifact."""
+    check("the bundle target")
+    built = subprocess.run(["cmake", "--build", os.environ["BUILD"], "--target", "bundle"],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
+    if built.returncode != 0 or not os.path.isfile(os.environ["BUNDLE"]):
+        fail("the bundle target failed: %s" % built.stdout.decode(errors="replace")[-800:])
+    ok(os.environ["BUNDLE"])
+    path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
+                           if not os.access(os.path.join(d, "sparktorch"), os.X_OK))
+    work = os.path.join(SPARK_HOME, "work")  # the executors' folders of local-cluster's apps
+    before = set(glob.glob(os.path.join(work, "app-*")))
+    server = Server("local-cluster[2,1,1024]", env=dict(os.environ, PATH=path))
+    try:
+        check("a sync fit and its transform with SPARKTORCH_BUNDLE and no binary=")
+        run, facts = job(server, "bundle", 900, env={"SPARKTORCH_BUNDLE": os.environ["BUNDLE"]})
+        fact = facts[0]
+        expect(fact["rows"] == 12000 and fact["accuracy"] >= 0.7,
+               "every row trained, test accuracy >= 0.7", fact)
+        expect(fact["torch_agrees"] == fact["count"] == 2000,
+               "the transform's predictions are PyTorch 2.x's argmax of the model", fact)
+        shipped = expect_in(r"^sparktorch: the bundle \S+ reached the Spark Connect server as "
+                            r"the archive artifact (sparktorch-[0-9a-f]{16}) in [\d.]+ s",
+                            run.text, "the client says it shipped the bundle")
+        expect(len(re.findall(r"reached the Spark Connect server", run.text)) == 1,
+               "once for the session (the fit and the transform)", run.text[-800:])
+        unpacked = glob.glob(os.path.join(work, "app-*", "*", "*", shipped.group(1),
+                                          "sparktorch"))
+        expect(len(unpacked) == 2, "both executors unpacked it into their session's folder",
+               unpacked)
+        secrets(server, facts[-1])
+    finally:
+        server.stop()
+        for app in set(glob.glob(os.path.join(work, "app-*"))) - before:
+            shutil.rmtree(app, ignore_errors=True)  # two unpacked bundles: 1 GB
+
+
 def main():
-    lost_only = sys.argv[1:-1] == ["lost"]
-    setup("connect_lost" if lost_only else "connect")
+    phase = sys.argv[1] if len(sys.argv) > 2 else "all"
+    setup({"lost": "connect_lost", "bundle": "connect_bundle"}.get(phase, "connect"))
+    if phase == "bundle":
+        bundle()
+        done()
+        return
     server = Server()
     try:
-        if lost_only:
+        if phase == "lost":
             lost(server)
         else:
             everything_else(server)
