@@ -34,8 +34,8 @@ def parquet_files(df, names):
         return None, "the plan could not be read (%s)" % e
     while relation.WhichOneof("rel_type") == "project":
         for expression in relation.project.expressions:
-            if expression.WhichOneof("expr_type") != "unresolved_attribute" or \
-                    expression.unresolved_attribute.is_metadata_column:
+            if expression.WhichOneof("expr_type") != "unresolved_attribute" or getattr(
+                    expression.unresolved_attribute, "is_metadata_column", False):  # 4.x
                 return None, "a computed column"
         relation = relation.project.input
     kind = relation.WhichOneof("rel_type")
