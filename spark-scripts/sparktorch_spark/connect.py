@@ -18,6 +18,7 @@ import sys
 import tempfile
 import threading
 import time
+import warnings
 
 from . import options as opts
 from .tasks import GROUP_END, PREDICT_KEEP_SECONDS, PREDICT_WHAT, find_binary, process_env
@@ -129,7 +130,62 @@ def predict(df, model, columns, prediction_col, vector_out, probabilities, binar
     task = PredictBatches(model, columns, vector, prediction_col, dict(
         binary=binary, global_flags=opts.verbosity_flags(verbose), flags=flags,
         env=process_env(threads)))
-    return df.mapInArrow(task, schema)
+    column = None if vector else _column_udf(task)
+    if column is None:
+        return df.mapInArrow(task, schema)
+    _no_columnar_input(df)
+    return df.withColumn(prediction_col, column(_features_array(df, columns)))
+
+
+def _column_udf(task):
+    """An Arrow UDF (Spark 4.1+'s arrow_udf, an iterator of arrays) of task.column, or None
+    where this Spark has none. Through it only the features go to the executors' Python and
+    only the predictions come back; mapInArrow carries every column both ways."""
+    try:
+        from pyspark.sql.functions import ArrowUDFType, arrow_udf  # noqa pylint: disable=import-outside-toplevel
+    except ImportError:
+        return None
+    with warnings.catch_warnings():  # "It is preferred to specify type hints": the type is
+        warnings.simplefilter("ignore")  # given, and the hints would need pyarrow here
+        return arrow_udf(task.column, "double", ArrowUDFType.SCALAR_ITER)
+
+
+def _features_array(df, columns):
+    """The features of `columns` ([(name, kind)]) as one array<float> column, made by Spark's
+    own functions (vector_to_array for a Spark ML vector)."""
+    from pyspark.ml.functions import vector_to_array  # pylint: disable=import-outside-toplevel
+    from pyspark.sql import functions as F  # pylint: disable=import-outside-toplevel
+    parts = []
+    for name, kind in columns:
+        column = df[name]
+        if kind == "vector":
+            parts.append(vector_to_array(column, "float32"))
+        elif kind == "array":
+            parts.append(column.cast("array<float>"))
+        else:
+            parts.append(F.array(column.cast("float")))
+    return parts[0] if len(parts) == 1 else F.concat(*parts)
+
+
+_COLUMNAR_INPUT = "spark.sql.execution.arrow.pythonUDF.columnarInput.enabled"
+
+
+def _no_columnar_input(df):
+    """Turns off Spark 4.3's columnar input to Arrow Python UDFs for `df`'s session when `df`
+    holds a Spark ML vector (a UDT), which that path cannot convert ("[UNSUPPORTED_DATATYPE]
+    Unsupported data type UDT" from RowToColumnConverter, whatever the UDF takes); says so."""
+    session = df.sparkSession
+    if not any(type(f.dataType).__name__ == "VectorUDT" for f in df.schema.fields):
+        return
+    try:
+        if session.conf.get(_COLUMNAR_INPUT) != "true":  # (a default given would win)
+            return
+    except Exception:  # pylint: disable=broad-except  # a Spark without the setting
+        return
+    session.conf.set(_COLUMNAR_INPUT, "false")
+    sys.stderr.write("sparktorch: set %s=false for this Spark Connect session: with it Spark %s "
+                     "cannot give a Python UDF the rows of a DataFrame with a vector column\n"
+                     % (_COLUMNAR_INPUT, session.version))
 
 
 class PredictBatches:
@@ -155,6 +211,23 @@ class PredictBatches:
                 yield pa.RecordBatch.from_arrays(
                     batch.columns + [column],
                     names=batch.schema.names + [self.name])
+        except BaseException:
+            process.kill()
+            raise
+        process.give_back()
+
+    def column(self, arrays):
+        """The Arrow UDF's function (_column_udf): the predictions of each array<float> of
+        features through a kept `sparktorch predict`."""
+        import pyarrow as pa  # pylint: disable=import-outside-toplevel
+        from . import arrow_rows  # pylint: disable=import-outside-toplevel  # numpy: executors
+        name = ",".join(name for name, _ in self.columns)
+        process = _take(self._command(), self.args.get("env", {}))
+        try:
+            for array in arrays:
+                batch = pa.RecordBatch.from_arrays([array], names=[name])
+                data = arrow_rows.compact_lines(arrow_rows.batch_matrix(batch, [(name, "array")]))
+                yield arrow_rows.answers_array(process.answer(data), len(array), False)
         except BaseException:
             process.kill()
             raise

@@ -1,13 +1,18 @@
-"""sparktorch's fits and transform from a Spark Connect client, on the data and with the options
-of peers_bench.py (which wrote the Parquet files into --work first), for peers_bench.sh to
-print beside the classic session's figures: the same MLP 784-256-256-10, Adam, batch 128, 3
-epochs, 2 tasks, a Connect server on the same master. On Connect the rows always go through
-Spark (mapInArrow; no readParquet). The fit's seconds are `estimator.fit(df)`'s wall clock,
-rows in to the model back on the client; the accuracy is the model's on the test rows in torch
-on the client, as peers_bench.py evaluates every fit; the transform is the fitted model over
---transform-copies copies of the training rows, forced by one aggregate, in rows/s.
+"""sparktorch's fits and transform from a Spark Connect client, beside TorchDistributor's fit and
+predict_batch_udf's transform from the same client, on the data and with the options of
+peers_bench.py (which wrote the Parquet files into --work first), for peers_bench.sh to print
+beside the classic session's figures: the same MLP 784-256-256-10, Adam, batch 128, 3 epochs, 2
+tasks, a Connect server on the same master. sparktorch's fits take the DataFrame of
+`spark.read.parquet`, so the tasks read the files themselves (readParquet) as on the classic
+path. The fit's seconds are `estimator.fit(df)`'s (`TorchDistributor(...).run`'s) wall clock,
+rows in to the model back on the client, split into phases from the server's log with
+--server-log; the accuracy is the model's on the test rows in torch on the client, as
+peers_bench.py evaluates every fit; each transform is its model over --transform-copies copies
+of the training rows, forced by one aggregate after an untimed warm-up on WARM_ROWS rows, in
+rows/s (predict_batch_udf with peers_transforms.py's function and the fitted weights).
 
-  python connect_bench.py --remote sc://HOST:PORT --binary SPARKTORCH --work out/peers
+  python connect_bench.py --remote sc://HOST:PORT --binary SPARKTORCH --work out/peers \
+      [--server-log LOG] [--peers TorchDistributor,predict_batch_udf|none]
 """
 import argparse
 import functools
@@ -21,8 +26,11 @@ sys.path.insert(0, HERE)
 
 import torch  # noqa: E402
 
-from peers_bench import (REPO, SPEC, Stamped, accuracy, parquet_parts,  # noqa: E402
+import peers_bench  # noqa: E402
+from peers_bench import (REPO, SPEC, Stamped, accuracy, build_mlp, copy_weights,  # noqa: E402
+                         install_spark_workarounds, make_predict_fn, parquet_parts,
                          phases_text, read_vectors, say)
+from peers_transforms import WARM_ROWS, one_line, transform_frame  # noqa: E402
 from spark_fit_bench import PHASES, stamped_stderr  # noqa: E402
 
 sys.path.insert(0, os.path.join(REPO, "spark-scripts"))
@@ -38,11 +46,19 @@ def main():
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--tasks", type=int, default=2)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--peers", default="TorchDistributor,predict_batch_udf",
+                        help="the peers to run from the Connect client too (comma list, or "
+                        "none)")
     parser.add_argument("--server-log", help="the Connect server's log (its tasks' stderr): "
                         "each fit is then split into phases as peers_bench.py splits the "
                         "classic fits")
     args = parser.parse_args()
     torch.set_num_threads(1)
+    # The peers' functions (train_fn, make_predict_fn, the MLP) travel by value: the executors
+    # cannot import tests/bench.
+    from pyspark import cloudpickle  # pylint: disable=import-outside-toplevel
+    cloudpickle.register_pickle_by_value(peers_bench)
     from pyspark.sql import DataFrame, SparkSession  # pylint: disable=import-outside-toplevel
     from pyspark.sql import functions as F  # pylint: disable=import-outside-toplevel
     from sparktorch_spark.ml import SparkTorch  # pylint: disable=import-outside-toplevel
@@ -75,16 +91,48 @@ def main():
             lines = stamped.lines + stamped_stderr(args.server_log)
             print("  phases: %s" % phases_text(PHASES, lines, started, returned), flush=True)
         model = model or fitted
+    if "TorchDistributor" in args.peers:
+        distributor(args, test)
     copies = functools.reduce(DataFrame.unionAll, [train] * args.transform_copies)
-    out = model.setPredictionCol("prediction").transform(copies)
-    say("connect transform")
-    started = time.time()
-    right, count = out.agg(F.sum((F.col("prediction") == F.col("label")).cast("long")),
-                           F.count("*")).first()
-    seconds = time.time() - started
-    print("%-34s %8d rows/s (%d rows, right share %.4f)"
-          % ("sparktorch transform, Connect", count / seconds, count, right / count))
+    transforms = [("sparktorch transform, Connect",
+                   model.setPredictionCol("prediction").transform(copies))]
+    if "predict_batch_udf" in args.peers:
+        transforms.append(("predict_batch_udf, Connect", batch_udf(spark, copies, model)))
+    for name, out in transforms:
+        say("connect transform %s" % name)
+        # One untimed warm-up over the first WARM_ROWS rows, as peers_bench.py warms each.
+        out.limit(WARM_ROWS).agg(F.count("prediction")).first()
+        started = time.time()
+        right, count = out.agg(F.sum((F.col("prediction") == F.col("label")).cast("long")),
+                               F.count("*")).first()
+        seconds = time.time() - started
+        print("%-34s %8d rows/s (%d rows, right share %.4f)"
+              % (name, count / seconds, count, right / count), flush=True)
     spark.stop()
+
+
+def distributor(args, test):
+    """TorchDistributor's fit from this Connect client, with peers_bench.py's train_fn (shipped
+    by value: the executors cannot import tests/bench)."""
+    say("connect fit TorchDistributor")
+    try:
+        seconds, net, note = peers_bench.fit_distributor(
+            args, {"train": os.path.join(args.work, "fashion_train.parquet")})
+    except Exception as e:  # pylint: disable=broad-except  # reported, the others go on
+        print("%-34s failed: %s" % ("TorchDistributor, Connect", one_line(e)), flush=True)
+        return
+    print("%-34s %8.2f %9.4f" % ("TorchDistributor, Connect", seconds, accuracy(net, test)),
+          flush=True)
+    print("  %s" % note, flush=True)
+
+
+def batch_udf(spark, df, model):
+    """`df` with predict_batch_udf's `prediction` of the fitted model's weights, as
+    peers_transforms.py adds it on the classic session (with its Spark 4.3.0 workaround)."""
+    install_spark_workarounds(spark)
+    net = build_mlp()
+    copy_weights(torch.jit.load(io.BytesIO(model.modelBytes())), net)
+    return transform_frame("predict_batch_udf", df, net, None, None, make_predict_fn)
 
 
 if __name__ == "__main__":
