@@ -1,15 +1,18 @@
 """Spark Connect: the same stages for a DataFrame of a Connect session
 (`SparkSession.builder.remote("sc://...")`), which has no RDD API, no SparkContext and no JVM
-on the client. Only the DataFrame API: each partition's Arrow batches reach a Python function
-on an executor (`mapInArrow`), which turns them into the binary's `compact` rows with numpy
-(arrow_rows) and runs the binary there; what the binary answers comes back as the rows of the
-output DataFrame.
+on the client. Only the DataFrame API: Arrow batches reach a Python function on an executor,
+which turns them into the binary's `compact` rows with numpy (arrow_rows) and runs the binary
+there; what the binary answers comes back as a column. What the executors need arrives as the
+session's artifacts: this package (ship_package) and, with SPARKTORCH_BUNDLE, the bundle
+(ship_bundle).
 
 Prediction: every batch of a partition goes through one `sparktorch predict --group-end`
 process (the batch, then the end line, which the process echoes after the batch's answers), and
 the process is kept by the Python worker for its next task of the same model and options
-(PREDICT_KEEP_SECONDS idle), as the classic path's PipeRows keeps it. The model travels with
-the task (its bytes in the function's closure) and is written once per worker.
+(PREDICT_KEEP_SECONDS idle), as the classic path's PipeRows keeps it. On Spark 4.1+ a number
+prediction is an Arrow UDF over the features as float32 arrays (only they go to Python, only
+the predictions come back); otherwise `mapInArrow` adds the column to every batch. The model
+travels with the task (its bytes in the function's closure) and is written once per worker.
 """
 import hashlib
 import os

@@ -1,15 +1,18 @@
 """Spark Connect training: the job inside one barrier stage, as nothing on the executors can be
 assumed to reach the client.
 
-The client repartitions the DataFrame to the job's task count and maps its Arrow batches with
-`mapInArrow(TrainTask(...), barrier=True)`. In the stage, task 0 starts `sparktorch serve` (the
-tracker of a synchronous job, the parameter server of a hogwild one) on its executor; its
-address reaches every task through `BarrierTaskContext.allGather`; each task then runs
-`sparktorch train --rank R` with its partition's rows (arrow_rows' `compact` lines) on stdin.
-The records the ranks write (rank 0's model in sync mode) and, in hogwild mode, the server's
-model come back as the stage's rows, which the client collects and checks as job.py does.
-A task that fails raises one line (`sparktorch rank R failed (WHY): LAST ERROR LINE`), which
-the client finds in Spark's error and raises as JobFailed.
+The client maps a DataFrame with `mapInArrow(TrainTask(...), barrier=True)`: a plain read of
+Parquet files becomes `partitions` empty tasks whose binaries read their share of the files
+(connect_plan.parquet_files); any other DataFrame keeps its partitions (coalesced to at most
+the slots; repartitioned to exactly `partitions` when given) and each task's Arrow batches
+become its rank's rows (arrow_rows' `compact` lines on stdin). In the stage, task 0 starts
+`sparktorch serve` (the tracker of a synchronous job, the parameter server of a hogwild one) on
+its executor and makes the job's secret; both reach every task through
+`BarrierTaskContext.allGather`, and each task runs `sparktorch train --rank R --world-size N`
+(N: the stage's tasks). The records the ranks write (rank 0's model in sync mode) and, in
+hogwild mode, the server's model come back as the stage's rows, which the client collects and
+checks as job.py does. A task that fails raises one line (`sparktorch rank R failed (WHY): LAST
+ERROR LINE`), which the client finds in Spark's error and raises as JobFailed.
 """
 import itertools
 import os
@@ -179,11 +182,6 @@ def _read(path):
         return f.read()
 
 
-def _slots(master, cpus):
-    from .slots import master_slots  # pylint: disable=import-outside-toplevel
-    return master_slots(master, cpus) if master else None
-
-
 class TrainTask:
     """One task of the stage: its rank of the job (and task 0's serve)."""
 
@@ -250,9 +248,8 @@ class TrainTask:
             return None, ""
         spec = self.spec
         hogwild = spec["mode"] == "hogwild"
-        args = [str(world) if a == WORLD else a for a in spec["serve_args"]] + (
-            self._files(work) if hogwild else
-                                     ["--job-id", str(spec["job_id"])])
+        args = [str(world) if a == WORLD else a for a in spec["serve_args"]]
+        args += self._files(work) if hogwild else ["--job-id", str(spec["job_id"])]
         host = context.getTaskInfos()[0].address.rsplit(":", 1)[0]
         try:
             binary = _find_binary(spec["binary"])
