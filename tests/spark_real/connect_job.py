@@ -17,8 +17,8 @@ Every phase also writes the job secrets its fits' sparktorch processes had in th
 environment (read from /proc while they run: the client is on the same machine), and whether
 any plan this client sent (every collect's) holds one.
 
-  python connect_job.py --remote sc://HOST:PORT --binary SPARKTORCH --data SPARK_DATA
-                        --work DIR --facts FACTS --phase all|lost
+  python connect_job.py --remote sc://HOST:PORT [--binary SPARKTORCH] --data SPARK_DATA
+                        --work DIR --facts FACTS --phase all|lost|bundle
 """
 import argparse
 import glob
@@ -75,9 +75,13 @@ class SecretWatch:
         self.thread.start()
         return self
 
-    def __exit__(self, *_):
+    def stop(self):
+        """Stops watching; the secrets no longer change after it returns."""
         self.stopping.set()
         self.thread.join()
+
+    def __exit__(self, *_):
+        self.stop()
 
     def facts(self):
         return {"secrets": sorted(self.secrets),
@@ -191,7 +195,7 @@ def main():
             out.write(json.dumps({"attempts": model.attempts, "rows": rows}) + "\n")
         else:
             all_facts(spark, args, out)
-        watch.stopping.set()
+        watch.stop()
         out.write(json.dumps(watch.facts()) + "\n")
     spark.stop()
 
