@@ -12,14 +12,10 @@ The bundle comes from `cmake --build BUILD --target bundle` (up to date when bun
 """
 import glob
 import os
-import subprocess
 
-from lib import (ACCURACY, CLOSING, REPO, SPARK_DATA, SPEC, check, done, expect,
-                 expect_in, expect_success, expect_torch_model, fail, ok, setup, submit,
-                 test_rows)
+from lib import (ACCURACY, CLOSING, REPO, SPARK_DATA, SPEC, build_bundle, check, done, expect,
+                 expect_in, expect_success, expect_torch_model, fail, setup, submit, test_rows)
 
-BUILD = os.environ.get("BUILD", "")
-BUNDLE = os.environ.get("BUNDLE", "")
 THRESHOLD = 0.70  # 12,000 rows, 3 epochs: ~0.80 (train_test.py)
 
 
@@ -27,17 +23,12 @@ def main():
     where, master = setup("archives")
     if where != "cluster":
         fail("archives_test.py runs on local-cluster only (executors with their own folders)")
-    check("cmake --build BUILD --target bundle writes the bundle")
-    built = subprocess.run(["cmake", "--build", BUILD, "--target", "bundle"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
-    if built.returncode != 0 or not os.path.isfile(BUNDLE):
-        fail("the bundle target failed: %s" % built.stdout.decode(errors="replace")[-800:])
-    ok(BUNDLE)
+    bundle = build_bundle()
     # Nothing of the build tree: no SPARKTORCH, no sparktorch on PATH, no SPARKTORCH_JAR.
     path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
                            if d and not os.path.exists(os.path.join(d, "sparktorch")))
     env = {"SPARKTORCH": None, "SPARKTORCH_JAR": None, "PATH": path}
-    ship = ["--archives", BUNDLE + "#sparktorch"]
+    ship = ["--archives", bundle + "#sparktorch"]
 
     check("train.py with --archives BUNDLE#sparktorch and no --binary")
     model = os.path.abspath("model.pt")

@@ -33,7 +33,7 @@ import sys
 import time
 
 from lib import (ACCURACY, CLOSING, PYTHON, REPO, SPARK_DATA, SPARK_HOME, SPARKTORCH, RankKiller,
-                 blame, check, done, expect, expect_in, fail, ok, run_python, setup)
+                 blame, build_bundle, check, done, expect, expect_in, fail, ok, run_python, setup)
 
 SEED = "7919"  # marks the lost-rank job's processes
 LOST_EPOCH_LINE = re.compile(r"epoch 1/8\b")  # connect_job.py's LOST_EPOCHS
@@ -221,12 +221,7 @@ def secrets(server, fact):
 def bundle():
     """spark-real.LINE.connect_bundle.cluster: no binary on the executors, no binary= : the
     bundle (SPARKTORCH_BUNDLE on the client) reaches them as an archive artifact."""
-    check("the bundle target")
-    built = subprocess.run(["cmake", "--build", os.environ["BUILD"], "--target", "bundle"],
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, check=False)
-    if built.returncode != 0 or not os.path.isfile(os.environ["BUNDLE"]):
-        fail("the bundle target failed: %s" % built.stdout.decode(errors="replace")[-800:])
-    ok(os.environ["BUNDLE"])
+    bundle_path = build_bundle()
     path = os.pathsep.join(d for d in os.environ.get("PATH", "").split(os.pathsep)
                            if not os.access(os.path.join(d, "sparktorch"), os.X_OK))
     work = os.path.join(SPARK_HOME, "work")  # the executors' folders of local-cluster's apps
@@ -234,7 +229,7 @@ def bundle():
     server = Server("local-cluster[2,1,1024]", env=dict(os.environ, PATH=path))
     try:
         check("a sync fit and its transform with SPARKTORCH_BUNDLE and no binary=")
-        run, facts = job(server, "bundle", 900, env={"SPARKTORCH_BUNDLE": os.environ["BUNDLE"]})
+        run, facts = job(server, "bundle", 900, env={"SPARKTORCH_BUNDLE": bundle_path})
         fact = facts[0]
         expect(fact["rows"] == 12000 and fact["accuracy"] >= 0.7,
                "every row trained, test accuracy >= 0.7", fact)

@@ -111,6 +111,20 @@ def need_environment():
         fail("no %s/bin/spark-submit" % SPARK_HOME)
 
 
+def build_bundle():
+    """Builds the bundle target ($BUILD, up to date when bundle.run made it) and returns the
+    bundle's path ($BUNDLE); fails the test when it cannot."""
+    check("cmake --build BUILD --target bundle writes the bundle")
+    bundle = os.environ.get("BUNDLE", "")
+    built = subprocess.run(["cmake", "--build", os.environ.get("BUILD", ""), "--target",
+                            "bundle"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           check=False)
+    if built.returncode != 0 or not os.path.isfile(bundle):
+        fail("the bundle target failed: %s" % built.stdout.decode(errors="replace")[-800:])
+    ok(bundle)
+    return bundle
+
+
 def setup(name):
     """The test's master ('local' or 'cluster', its last argument) and its Spark master URL;
     makes an empty $WORK/NAME.MASTER and changes into it."""
