@@ -16,6 +16,8 @@ source "$HERE/../integration/lib.sh"
 source "$HERE/netns_lib.sh"
 # shellcheck source-path=SCRIPTDIR source=job_lib.sh
 source "$HERE/job_lib.sh"
+# shellcheck source-path=SCRIPTDIR source=spark_lib.sh
+source "$HERE/spark_lib.sh"
 [[ -x ${SPARK_HOME:-}/bin/spark-submit ]] ||
   mh_skip "no Spark (SPARK_HOME=${SPARK_HOME:-}: no bin/spark-submit there)"
 setup_workdir multihost_spark
@@ -24,7 +26,6 @@ mh_setup 2 same
 
 export PYSPARK_PYTHON=${SPARK_PYTHON:-python3} PYSPARK_DRIVER_PYTHON=${SPARK_PYTHON:-python3}
 DRIVER=$(mh_hostname driver)
-MASTER_URL=spark://$DRIVER:7077
 # Test accuracy of the MLP after 2 epochs on 12,000 rows: 0.84-0.85 by the integration tests'
 # sync runs; the threshold fails a model that did not learn.
 THRESHOLD=0.75
@@ -34,22 +35,7 @@ python3 -c 'print(",".join(["label"] + ["p%d" % i for i in range(784)]))' >train
 cat "$DATA/train12k.csv" >>train.csv
 cut -d, -f2- "$DATA/test2k.csv" >test.features
 
-check "a standalone Spark: its master on $DRIVER, a worker of one core on each of h1 and h2"
-mh_bg driver "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.master.Master \
-  --host "$DRIVER" --port 7077 >master.log 2>&1 </dev/null
-for host in h1 h2; do
-  mkdir -p "worker.$host"
-  mh_bg "$host" "$SPARK_HOME/bin/spark-class" org.apache.spark.deploy.worker.Worker \
-    --host "$(mh_hostname "$host")" --cores 1 --memory 1g --work-dir "$T/worker.$host" \
-    "$MASTER_URL" >"worker.$host.log" 2>&1 </dev/null
-done
-for _ in $(seq 120); do
-  (($(grep -c "Registering worker" master.log) >= 2)) && break
-  sleep 1
-done
-(($(grep -c "Registering worker" master.log) >= 2)) ||
-  fail "the workers did not register within 120 s: $(tail -n 3 master.log worker.h1.log worker.h2.log)"
-grep "Registering worker" master.log | sed 's/^.*INFO /  /'
+spark_cluster
 
 check "train.py --mode sync, 2 tasks, 2 epochs, submitted on $DRIVER to $MASTER_URL"
 rc=0
@@ -73,8 +59,7 @@ check "rank 0 and rank 1 arrived from h1 and h2 (one each), and each sent MPI ov
 arrived=$(grep -oE "tracker: rank [01] arrived from [0-9.]+" submit.out | awk '{ print $NF }' | sort | tr '\n' ' ' || true)
 assert_eq "$(mh_addr h1) $(mh_addr h2) " "$arrived" "the ranks' addresses at the tracker"
 for host in h1 h2; do
-  logs=$(find "worker.$host" -name stderr)
-  [[ -n $logs ]] || fail "no executor log under worker.$host"
+  logs=$(executor_logs "$host")
   # shellcheck disable=SC2086 # one or more files
   grep -hqE "MPI over eth0 \($(mh_addr "$host") on 198\.18\.0\.0/24\)" $logs ||
     fail "the rank on $host did not choose eth0: $(grep -h 'MPI over' $logs || echo 'no MPI over line')"

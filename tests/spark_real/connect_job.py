@@ -12,7 +12,8 @@ facts per phase to FACTS:
   lost    a sync fit of EPOCHS epochs with seed 7919 (the test kills one of its ranks): its
           attempts and rows
   bundle  with no --binary (SPARKTORCH_BUNDLE names the bundle, which reaches the executors
-          as an archive artifact): a sync fit and its transform
+          as an archive artifact): a sync fit and its transform, and the one-line error of a
+          fit with one partition more than the master's slots
 Every phase also writes the job secrets its fits' sparktorch processes had in their
 environment (read from /proc while they run: the client is on the same machine), and whether
 any plan this client sent (every collect's) holds one.
@@ -187,7 +188,11 @@ def main():
     spark = SparkSession.builder.remote(args.remote).getOrCreate()
     with open(args.facts, "w") as out, SecretWatch() as watch:
         if args.phase == "bundle":
-            out.write(json.dumps(fit_facts(spark, args, "sync")) + "\n")
+            fact = fit_facts(spark, args, "sync")
+            train = spark.read.parquet(os.path.join(args.data, "train.parquet"))
+            fact["too_many"] = error_of(
+                lambda: stage(args.binary, iters=1).setPartitions(3).fit(train))
+            out.write(json.dumps(fact) + "\n")
         elif args.phase == "lost":
             train = spark.read.parquet(os.path.join(args.data, "train.parquet"))
             model = stage(args.binary, iters=LOST_EPOCHS, seed=7919, retries=1).fit(train)

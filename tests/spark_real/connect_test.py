@@ -235,6 +235,9 @@ def bundle():
                "every row trained, test accuracy >= 0.7", fact)
         expect(fact["torch_agrees"] == fact["count"] == 2000,
                "the transform's predictions are PyTorch 2.x's argmax of the model", fact)
+        one_line(fact["too_many"], "partitions=3 on local-cluster[2,1,1024]",
+                 r"^partitions=3, but a barrier stage can get 2 slots on "
+                 r"local-cluster\[2,1,1024\]")
         shipped = expect_in(r"^sparktorch: the bundle \S+ reached the Spark Connect server as "
                             r"the archive artifact (sparktorch-[0-9a-f]{16}) in [\d.]+ s",
                             run.text, "the client says it shipped the bundle")
