@@ -116,7 +116,7 @@ def distributor(args, test):
     by value: the executors cannot import tests/bench)."""
     say("connect fit TorchDistributor")
     try:
-        seconds, net, note = peers_bench.fit_distributor(
+        seconds, net, note, _ = peers_bench.fit_distributor(
             args, {"train": os.path.join(args.work, "fashion_train.parquet")})
     except Exception as e:  # pylint: disable=broad-except  # reported, the others go on
         print("%-34s failed: %s" % ("TorchDistributor, Connect", one_line(e)), flush=True)

@@ -12,8 +12,10 @@ examples/prepare_fashion_mnist.py reads it): fashion_train.parquet (60,000 rows)
 fashion_test.parquet (10,000 rows), each a `label` double and a `features` Spark ML vector
 (dense, pixels / 255), in 2 files. --quick: 6,000 and 1,000 rows, in --work/quick.
 
-Fits (--fit; a list of the names below, or prefixes of them, `all` or `none`): the MLP
-784-256-256-10, Adam lr 1e-3, cross-entropy, batch 128 per task, 3 epochs, 2 tasks:
+Fits (--fit; a list of the names below, or prefixes of them, `all` or `none`): the model of
+--model (mlp: 784-256-256-10, the default; cnn: examples/fashion_mnist_cnn.json; wide:
+784-2048-2048-10, fashion_mnist_wide_mlp.json here), each tool's PyTorch or spec twin of it,
+Adam lr 1e-3, cross-entropy, batch 128 per task, 3 epochs, 2 tasks:
   ours-sync-files        sparktorch's ML stage (sparktorch_spark.ml.SparkTorch), sync, the
                          tasks reading the Parquet files themselves (readParquet)
   ours-sync-spark        the same, the rows through Spark (readParquet=False)
@@ -22,12 +24,20 @@ Fits (--fit; a list of the names below, or prefixes of them, `all` or `none`): t
                          estimator in mode 'synchronous'; `iters` are its steps (one mini-batch
                          drawn from the task's rows each), set to epochs * ceil(rows per task /
                          128), which is what 3 epochs at batch 128 take
-  SparkTorch-hogwild     the same in mode 'hogwild' (its defaults otherwise: acquireLock=True,
-                         no barrier; the port is a free one)
+  SparkTorch-hogwild     the same in mode 'hogwild', with acquireLock=False (sparktorch's
+                         hogwild takes no lock either; SparkTorch's default True serializes
+                         the pushes); no barrier; the port is a free one
   TorchDistributor       pyspark.ml.torch.distributor.TorchDistributor(num_processes=2,
                          local_mode=False, use_gpu=False).run(train_fn, ...): torchrun in 2
                          barrier tasks, DDP over gloo, each process reading its share of the
-                         Parquet files with pyarrow, a DataLoader(shuffle=True), model.join()
+                         Parquet files with pyarrow, batches sliced from a shuffled order of
+                         its tensors (no DataLoader), the same number of steps on each rank
+                         (no join())
+Each tool gets its own default partitioning: the input's 2 partitions (SparkTorch's
+partitions=2 would shuffle the pickled rows; sparktorch's equals the input's). Every contestant
+runs one thread per task: sparktorch threads=1, torch.set_num_threads(1) in TorchDistributor's
+train_fn and predict_batch_udf's function, OMP_NUM_THREADS=1 for SparkTorch's workers
+(peers_bench.sh exports it), as the report says.
 The fit's seconds are the wall clock of `estimator.fit(df)` (of `TorchDistributor(...).run`):
 rows in to the model back on the driver. Every model is then evaluated the same way: the test
 rows (read with pyarrow) through the model in torch on the driver.
@@ -40,7 +50,9 @@ torch.jit.script) over copies of the training rows, unioned:
   SparkTorch             SparkTorch 0.2.0's SparkTorchModel.transform, a Python UDF row by row,
                          over --sparktorch020-copies (1: 60,000 rows; it manages ~1,500 rows/s)
   predict_batch_udf      pyspark.ml.functions.predict_batch_udf (batch_size 1024) over
-                         vector_to_array(features), 600,000 rows
+                         vector_to_array(features, "float32") (sparktorch's rows are float32
+                         too), 600,000 rows; the UDF made once, so that its workers load the
+                         model once (in the warm-up), as sparktorch's kept processes do
 Each is forced by one aggregate over its prediction column (the share of rows whose prediction
 is their label, which must agree between them: the same weights), and reported in rows/s, after
 one untimed warm-up of the same transform over the first WARM_ROWS training rows (the JVM's JIT
@@ -63,25 +75,9 @@ log), each of sparktorch's fits is also split into phases (spark_fit_bench.py's:
 checks, ranks starting, rows into the binary, training, model back) with the slowest rank's own
 figures; TorchDistributor's from the times its train_fn returns.
 
-Measured at 62e0d51 (2 cores, nothing else running; load average 1.0 at the start of the
-Spark 4 run, 3.2 at the end of the 3.5 run that followed it), fit s / test accuracy,
-transform rows/s:
-                              Spark 4.3.0        Spark 3.5.9
-  sparktorch sync, files      4.42 / 0.8617      5.00 / 0.8617
-  sparktorch sync, Spark      5.44 / 0.8617      5.24 / 0.8617
-  sparktorch hogwild, files   4.36 / 0.8636      4.53 / 0.8635
-  sparktorch hogwild, Spark   4.79 / 0.8617      5.40 / 0.8509
-  SparkTorch 0.2.0 sync      25.84 / 0.8476     25.23 / 0.8651
-  SparkTorch 0.2.0 hogwild   27.13 / 0.1144     25.62 / 0.3191
-  TorchDistributor           20.11 / 0.8626     17.72 / 0.8626
-  transform: sparktorch 55,543 / 53,686; predict_batch_udf 41,379 / 39,866; SparkTorch 0.2.0
-  4,133 / 6,631; coalesced to 2 tasks: sparktorch 73,021 / 69,624, predict_batch_udf 59,613 /
-  57,198.
-Before 62e0d51 (a predict process per task, rows converted to Java objects in PipeRows) the
-transform was 35,969 / 41,531 rows/s against predict_batch_udf's 38,817 / 42,168. Sync
-training is Open MPI's allreduce, which busy-polled until bce1098: on a loaded machine its
-training phase took 7.4-14.0 s against 1.7-2.3 s quiet; the ranks now yield while idle
-(OMPI_MCA_mpi_yield_when_idle=1): 2.5-4 s beside two builds.
+--runs (3) interleaves the runs (every fit once, then every fit again, ...; the same for
+the transforms), and the report gives each entry's median, min and max, and each ratio as the
+median of the runs' own ratios. Measured figures: sparktorch-spark(7), PERFORMANCE.
 
 It reports numbers and never passes or fails on them; an entry that fails is reported with its
 error and the others go on.
@@ -110,7 +106,7 @@ from torch import nn  # noqa: E402
 import pyspark  # noqa: E402
 from pyspark.sql import SparkSession  # noqa: E402
 
-from peers_report import report  # noqa: E402  (tests/bench/peers_report.py)
+from peers_report import forward_flops, report  # noqa: E402  (tests/bench/peers_report.py)
 from peers_transforms import FEATURES, one_line, run_transform, say  # noqa: E402
 
 SPEC = os.path.join(REPO, "examples", "fashion_mnist_mlp.json")
@@ -121,10 +117,33 @@ TRANSFORMS = ("ours", "SparkTorch", "predict_batch_udf", "read-only", "ours-line
 CLASSES = 10
 
 
+# --model: the spec sparktorch trains, and build_model's PyTorch twin of it.
+MODELS = {
+    "mlp": SPEC,
+    "cnn": os.path.join(REPO, "examples", "fashion_mnist_cnn.json"),
+    "wide": os.path.join(HERE, "fashion_mnist_wide_mlp.json"),
+}
+
+
 def build_mlp():
     """The model of examples/fashion_mnist_mlp.json, in PyTorch."""
-    return nn.Sequential(nn.Linear(FEATURES, 256), nn.ReLU(), nn.Linear(256, 256), nn.ReLU(),
-                         nn.Linear(256, CLASSES))
+    return build_model("mlp")
+
+
+def build_model(name):
+    """The PyTorch twin of MODELS[name], taking flat float32 rows of FEATURES (the CNN
+    reshapes them to 1x28x28 itself, as sparktorch does with the spec's input_shape)."""
+    if name == "mlp":
+        return nn.Sequential(nn.Linear(FEATURES, 256), nn.ReLU(), nn.Linear(256, 256),
+                             nn.ReLU(), nn.Linear(256, CLASSES))
+    if name == "wide":
+        return nn.Sequential(nn.Linear(FEATURES, 2048), nn.ReLU(), nn.Linear(2048, 2048),
+                             nn.ReLU(), nn.Linear(2048, CLASSES))
+    return nn.Sequential(nn.Unflatten(1, (1, 28, 28)),
+                         nn.Conv2d(1, 16, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Conv2d(16, 32, 3, padding=1), nn.ReLU(), nn.MaxPool2d(2),
+                         nn.Flatten(), nn.Linear(1568, 128), nn.ReLU(),
+                         nn.Linear(128, CLASSES))
 
 
 # --- data -----------------------------------------------------------------------------------
@@ -232,14 +251,16 @@ class Fit:
         self.error = None
         self.note = ""
         self.model_bytes = None  # sparktorch's TorchScript file
+        self.train_seconds = None  # the training inside the fit, where the tool says it
 
 
 def fit_ours(spark, args, paths, mode, read_parquet):
-    """sparktorch's ML stage; returns (seconds, model_bytes, note)."""
+    """sparktorch's ML stage; returns (seconds, model_bytes, note, the slowest rank's training
+    seconds)."""
     from sparktorch_spark.ml import SparkTorch as Ours  # pylint: disable=import-outside-toplevel
     binary = os.path.abspath(args.binary)
-    stage = Ours(torchObj=SPEC, inputCol="features", labelCol="label", iters=args.epochs,
-                 miniBatch=args.batch, lr=args.lr, mode=mode, partitions=args.tasks,
+    stage = Ours(torchObj=MODELS[args.model], inputCol="features", labelCol="label",
+                 iters=args.epochs, miniBatch=args.batch, lr=args.lr, mode=mode, threads=1,
                  binary=binary, driverBinary=binary, readParquet=read_parquet)
     df = spark.read.parquet(paths["train"])
     stamped = Stamped(sys.stderr) if args.stderr else None
@@ -256,12 +277,13 @@ def fit_ours(spark, args, paths, mode, read_parquet):
         lines = stamped.lines + stamped_stderr(args.stderr)
         note = phases_text(PHASES, lines, started, returned)
     summaries = getattr(model, "summaries", None) or []
+    train_seconds = max((s.get("train_seconds", 0) for s in summaries), default=None)
     if summaries:
         note += "; slowest rank: " + ", ".join(
             "%s %.2f s" % (what, max(s.get(key, 0) for s in summaries))
             for what, key in (("reading its rows", "read_seconds"),
                               ("training", "train_seconds"), ("in all", "total_seconds")))
-    return returned - started, model.modelBytes(), note
+    return returned - started, model.modelBytes(), note, train_seconds
 
 
 class Stamped(io.TextIOBase):
@@ -345,14 +367,14 @@ def fit_sparktorch020(spark, args, paths, mode, rows):
     """SparkTorch 0.2.0's estimator; returns (seconds, net, note)."""
     from sparktorch import SparkTorch, serialize_torch_obj  # pylint: disable=import-outside-toplevel
     torch.manual_seed(args.seed)
-    net = build_mlp()
+    net = build_model(args.model)
     steps = args.epochs * math.ceil(math.ceil(rows / args.tasks) / args.batch)
     port = free_port()
     estimator = SparkTorch(
         inputCol="features", labelCol="label", predictionCol="predicted",
         torchObj=serialize_torch_obj(net, nn.CrossEntropyLoss(), torch.optim.Adam, lr=args.lr),
         iters=steps, miniBatch=args.batch, mode="synchronous" if mode == "sync" else "hogwild",
-        partitions=args.tasks, port=port, verbose=0)
+        acquireLock=False, port=port, verbose=0)
     df = spark.read.parquet(paths["train"])
     started = time.time()
     try:
@@ -364,7 +386,12 @@ def fit_sparktorch020(spark, args, paths, mode, rows):
         for child in multiprocessing.active_children():
             child.terminate()
     seconds = time.time() - started
-    note = "iters=%d (steps of %d rows per task)" % (steps, args.batch)
+    note = ("iters=%d (steps of %d rows per task), the input's %d partitions (its default: "
+            "partitions=2 would shuffle the pickled rows)" % (steps, args.batch,
+                                                               df.rdd.getNumPartitions()))
+    if mode == "hogwild":
+        note += ", acquireLock=False (as sparktorch's hogwild; its default True serializes "
+        note += "the pushes)"
     if mode == "hogwild":
         # Read in its source, not a shim's doing: handle_model in sparktorch/hogwild.py calls
         # backward() every step without zeroing the gradients, and load_state_dict keeps them.
@@ -372,53 +399,62 @@ def fit_sparktorch020(spark, args, paths, mode, rows):
     return seconds, model.getPytorchModel(), note
 
 
-def distributor_train(files, epochs, batch, lr, seed):
+def distributor_train(files, epochs, batch, lr, seed, model_name="mlp"):
     """TorchDistributor's train_fn: one process of torchrun, DDP over gloo, reading its share
     of the Parquet files with pyarrow. Returns rank 0's state_dict, with the times (time.time())
     at which this process entered, joined the group, had its rows and had trained."""
     entered = time.time()
     import torch.distributed as dist  # pylint: disable=import-outside-toplevel
     from torch.nn.parallel import DistributedDataParallel  # pylint: disable=import-outside-toplevel
-    from torch.utils.data import DataLoader, TensorDataset  # pylint: disable=import-outside-toplevel
+    torch.set_num_threads(1)
     dist.init_process_group("gloo")
     joined = time.time()
     rank, world = dist.get_rank(), dist.get_world_size()
     x, y = read_vectors(files[rank::world])
     read = time.time()
     torch.manual_seed(seed)
-    model = DistributedDataParallel(build_mlp())
+    model = DistributedDataParallel(build_model(model_name))
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     loss_fn = nn.CrossEntropyLoss()
-    loader = DataLoader(TensorDataset(x, y), batch_size=batch, shuffle=True)
-    with model.join():  # the ranks' shares may differ by a batch
-        for _ in range(epochs):
-            for xb, yb in loader:
-                optimizer.zero_grad()
-                loss_fn(model(xb), yb).backward()
-                optimizer.step()
+    # Every rank takes the same number of steps (the fewest rows of any rank's share, which
+    # are equal here: 2 files of 30,000 rows), so DDP needs no join(); batches are slices of a
+    # shuffled order, as sparktorch's are, not a DataLoader's row-by-row collation.
+    steps = torch.tensor([len(y) // batch + (len(y) % batch > 0)])
+    dist.all_reduce(steps, op=dist.ReduceOp.MIN)
+    for _ in range(epochs):
+        order = torch.randperm(len(y))
+        for step in range(int(steps)):
+            take = order[step * batch:(step + 1) * batch]
+            optimizer.zero_grad()
+            loss_fn(model(x[take]), y[take]).backward()
+            optimizer.step()
     trained = time.time()
     state = {k: v.detach().clone() for k, v in model.module.state_dict().items()}
     dist.destroy_process_group()
-    return {"state": state, "times": (entered, joined, read, trained)} if rank == 0 else None
+    return {"state": state, "times": (entered, joined, read, trained),
+            "threads": torch.get_num_threads()} if rank == 0 else None
 
 
 def fit_distributor(args, paths):
+    """TorchDistributor's fit; returns (seconds, net, note, rank 0's training seconds)."""
     from pyspark.ml.torch.distributor import TorchDistributor  # pylint: disable=import-outside-toplevel
     files = parquet_parts(paths["train"])
     started = time.time()
     out = TorchDistributor(num_processes=args.tasks, local_mode=False, use_gpu=False).run(
-        distributor_train, files, args.epochs, args.batch, args.lr, args.seed)
+        distributor_train, files, args.epochs, args.batch, args.lr, args.seed,
+        getattr(args, "model", "mlp"))
     returned = time.time()
-    net = build_mlp()
+    net = build_model(getattr(args, "model", "mlp"))
     net.load_state_dict(out["state"])
     entered, joined, read, trained = out["times"]
     return returned - started, net, (
         "rank 0: start-up %.2f s (to train_fn: a barrier job, torchrun, torch imported), "
         "init_process_group %.2f s, reading its rows %.2f s, training %.2f s, model back "
-        "%.2f s; %d files, %s per process" % (
+        "%.2f s; %d files, %s per process; torch threads %d per process" % (
             entered - started, joined - entered, read - joined, trained - read,
             returned - trained, len(files),
-            "/".join(str(len(files[r::args.tasks])) for r in range(args.tasks))))
+            "/".join(str(len(files[r::args.tasks])) for r in range(args.tasks)),
+            out["threads"])), trained - read
 
 
 def run_fit(name, spark, args, paths, rows, test):
@@ -427,14 +463,15 @@ def run_fit(name, spark, args, paths, rows, test):
     try:
         if name.startswith("ours-"):
             _, mode, where = name.split("-")
-            fit.seconds, fit.model_bytes, fit.note = fit_ours(spark, args, paths, mode,
-                                                              where == "files")
-            fit.net = torch.jit.load(io.BytesIO(fit.model_bytes))
+            fit.seconds, fit.model_bytes, fit.note, fit.train_seconds = fit_ours(
+                spark, args, paths, mode, where == "files")
+            fit.net = copy_weights(torch.jit.load(io.BytesIO(fit.model_bytes)),
+                                   build_model(args.model))
         elif name.startswith("SparkTorch-"):
             fit.seconds, fit.net, fit.note = fit_sparktorch020(
                 spark, args, paths, name.split("-")[1], rows)
         else:
-            fit.seconds, fit.net, fit.note = fit_distributor(args, paths)
+            fit.seconds, fit.net, fit.note, fit.train_seconds = fit_distributor(args, paths)
         fit.accuracy = accuracy(fit.net, test)
         say("fit %s: %.2f s, test accuracy %.4f" % (name, fit.seconds, fit.accuracy))
     except Exception as e:  # pylint: disable=broad-except
@@ -445,11 +482,13 @@ def run_fit(name, spark, args, paths, rows, test):
 
 # --- transforms -----------------------------------------------------------------------------
 
+MODEL = "mlp"  # main sets --model's
+
 def make_predict_fn(state):
     """predict_batch_udf's make_predict_fn: the MLP with `state`, argmax of each batch."""
     def make():
         torch.set_num_threads(1)
-        net = build_mlp()
+        net = build_model(MODEL)
         net.load_state_dict(state)
         net.eval()
 
@@ -492,14 +531,22 @@ def main():
     parser.add_argument("--sparktorch020-copies", type=int, default=1,
                         help="copies for SparkTorch 0.2.0's transform, a Python UDF row by row "
                         "(about 1,000 rows/s here: 600,000 rows would take 10 minutes)")
+    parser.add_argument("--model", choices=sorted(MODELS), default="mlp", help="mlp: "
+                        "examples/fashion_mnist_mlp.json (784-256-256-10); cnn: "
+                        "examples/fashion_mnist_cnn.json; wide: 784-2048-2048-10")
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--batch", type=int, default=128)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--tasks", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--runs", type=int, default=3, help="runs of every entry, interleaved "
+                        "(A B C A B C ...); the report gives their median, min and max")
     parser.add_argument("--stderr", help="the file this process's stderr goes to (for the "
                         "phases of sparktorch's fits; peers_bench.sh sets it)")
     args = parser.parse_args()
+    global MODEL  # pylint: disable=global-statement  # make_predict_fn's, shipped by value
+    MODEL = args.model
+    args.forward_flops = forward_flops(build_model(args.model), FEATURES)
     fits, transforms = select(args.fit, FITS), select(args.transform, TRANSFORMS)
     args.load_at_start = os.getloadavg()[0]
     # One thread for torch on the driver (the test set's evaluation): SparkTorch's hogwild
@@ -517,20 +564,24 @@ def main():
     test = read_vectors(parquet_parts(paths["test"]))
     shims = install_spark_workarounds(spark) + install_sparktorch_shims()
 
-    results = [run_fit(name, spark, args, paths, rows, test) for name in fits]
+    results = {name: [] for name in fits}
+    for _ in range(args.runs):
+        for name in fits:
+            results[name].append(run_fit(name, spark, args, paths, rows, test))
 
-    transformed = []
+    transformed = {name: [] for name in transforms}
     if transforms:
-        fitted = [f for f in results if f.net is not None]
+        fitted = [f for runs in results.values() for f in runs if f.net is not None]
         torch.manual_seed(args.seed)
-        net = build_mlp()
-        source = "a fresh MLP (no fit ran)"
+        net = build_model(args.model)
+        source = "a fresh %s (no fit ran)" % args.model
         if fitted:
             copy_weights(fitted[0].net, net)
             source = "the weights of the fit %s" % fitted[0].name
         ours_bytes = next((f.model_bytes for f in fitted if f.model_bytes), None)
-        for name in transforms:
-            transformed.append((name,) + run_transform(name, spark, args, paths, net,
+        for _ in range(args.runs):
+            for name in transforms:
+                transformed[name].append(run_transform(name, spark, args, paths, net,
                                                        ours_bytes, make_predict_fn))
     master = spark.sparkContext.master
     spark.stop()

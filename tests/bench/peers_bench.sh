@@ -29,6 +29,8 @@ done
 # run the environment's Python, which sees torch and the peers through base's .pth; torchrun
 # comes from there too.
 export PYSPARK_PYTHON=$python PYSPARK_DRIVER_PYTHON=$python PATH=$(dirname "$python"):$PATH
+# One thread per task for every contestant: SparkTorch's workers have no setting of their own.
+export OMP_NUM_THREADS=1
 mkdir -p out/peers/bin
 # A copy of the binary, its PMI library and the jar, so that a rebuild while this runs does not
 # pull the binary from under a task.
