@@ -54,6 +54,9 @@ def main():
                         "each fit is then split into phases as peers_bench.py splits the "
                         "classic fits")
     args = parser.parse_args()
+    # Absolute: the server and its executors' Python workers resolve a path in their own
+    # working folders (TorchDistributor's ranks failed with FileNotFoundError on out/peers/...).
+    args.work = os.path.abspath(args.work)
     torch.set_num_threads(1)
     # The peers' functions (train_fn, make_predict_fn, the MLP) travel by value: the executors
     # cannot import tests/bench.

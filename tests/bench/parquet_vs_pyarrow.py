@@ -11,8 +11,8 @@ Fashion-MNIST training rows as dense vectors, 2 files). Each run times, one afte
                       reads them: each row's features as float32), one iteration, one thread;
                       its own real time, the process start not included
   pyarrow, 1 thread   pq.read_table(FILES, columns=[label, features], use_threads=False) and
-                      the vectors' values to one float32 array [rows, width] (what a
-                      TorchDistributor user's train_fn makes of them), in this process
+                      the vectors (dense or sparse) to one dense float32 array [rows, width]
+                      (what a TorchDistributor user's train_fn makes of them), in this process
   pyarrow, threads    the same with use_threads=True (pyarrow's pool: every core)
 
 and prints every run, then each entry's median (min-max) and the ratio of pyarrow's seconds to
@@ -47,19 +47,38 @@ def ours(bench, files):
 
 
 def pyarrow(files, threads):
-    """(seconds, rows) of read_table and the features to one float32 array."""
+    """(seconds, rows) of read_table and the features to one dense float32 array."""
     started = time.perf_counter()
     table = pq.read_table(files, columns=["label", "features"], use_threads=threads)
-    vectors = table.column("features").combine_chunks()
-    values = vectors.field("values")
-    width = values.value_lengths()[0].as_py()
-    if (vectors.field("type").to_numpy(zero_copy_only=False) != 1).any():
-        sys.exit("sparse vectors: this benchmark reads dense ones")
-    x = values.values.to_numpy().astype(np.float32).reshape(-1, width)
+    x = dense_rows(table.column("features").combine_chunks())
     labels = table.column("label").to_numpy()
     seconds = time.perf_counter() - started
     assert len(x) == len(labels)
     return seconds, len(x)
+
+
+def dense_rows(vectors):
+    """Spark ML vectors (type 0 sparse / 1 dense, size, indices, values) as one float32 array
+    [rows, width], without a Python loop over the rows."""
+    kinds = vectors.field("type").to_numpy(zero_copy_only=False)
+    values = vectors.field("values")
+    value_offsets = values.offsets.to_numpy()
+    flat = values.values.to_numpy()
+    lengths = np.diff(value_offsets)
+    sizes = vectors.field("size").to_numpy(zero_copy_only=False)
+    dense = kinds == 1
+    width = int(max(lengths[dense].max(initial=0), np.nan_to_num(sizes[~dense]).max(initial=0)))
+    x = np.zeros((len(kinds), width), np.float32)
+    rows = np.nonzero(dense)[0]
+    if len(rows):
+        x[rows] = flat[value_offsets[rows][:, None] + np.arange(width)]
+    if (~dense).any():
+        indices = vectors.field("indices")
+        owner = np.repeat(np.arange(len(kinds)), np.diff(indices.offsets.to_numpy()))
+        sparse = ~dense[owner]
+        at = np.repeat(~dense, lengths)  # the values of sparse rows, in the same order
+        x[owner[sparse], indices.values.to_numpy()[sparse]] = flat[at]
+    return x
 
 
 def spread(values):
