@@ -9,10 +9,12 @@ rows in to the model back on the client, split into phases from the server's log
 --server-log; the accuracy is the model's on the test rows in torch on the client, as
 peers_bench.py evaluates every fit; each transform is its model over --transform-copies copies
 of the training rows, forced by one aggregate after an untimed warm-up on WARM_ROWS rows, in
-rows/s (predict_batch_udf with peers_transforms.py's function and the fitted weights).
+rows/s (predict_batch_udf with peers_transforms.py's function and the fitted weights). Every
+fit and transform runs --runs (3) times, interleaved, as in peers_bench.py: the first fit of a
+fresh server meets cold Python workers, as the classic run's first fit meets a cold JVM.
 
   python connect_bench.py --remote sc://HOST:PORT --binary SPARKTORCH --work out/peers \
-      [--server-log LOG] [--peers TorchDistributor,predict_batch_udf|none]
+      [--server-log LOG] [--peers TorchDistributor,predict_batch_udf|none] [--runs N]
 """
 import argparse
 import functools
@@ -31,6 +33,7 @@ from peers_bench import (REPO, SPEC, Stamped, accuracy, build_mlp, copy_weights,
                          install_spark_workarounds, make_predict_fn, parquet_parts,
                          phases_text, read_vectors, say)
 from peers_transforms import WARM_ROWS, one_line, transform_frame  # noqa: E402
+from peers_report import spread  # noqa: E402
 from spark_fit_bench import PHASES, stamped_stderr  # noqa: E402
 
 sys.path.insert(0, os.path.join(REPO, "spark-scripts"))
@@ -47,6 +50,8 @@ def main():
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--tasks", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--runs", type=int, default=3, help="runs of every fit and transform, "
+                        "interleaved; the report gives their median, min and max")
     parser.add_argument("--peers", default="TorchDistributor,predict_batch_udf",
                         help="the peers to run from the Connect client too (comma list, or "
                         "none)")
@@ -72,61 +77,87 @@ def main():
     binary = os.path.abspath(args.binary)
     print("Spark Connect (Spark %s, a server on the same master), %d training rows:"
           % (spark.version, rows))
-    print("%-34s %8s %9s" % ("fit", "seconds", "accuracy"))
-    model = None
-    for mode in ("sync", "hogwild"):
-        say("connect fit %s" % mode)
-        stage = SparkTorch(torchObj=SPEC, inputCol="features", labelCol="label",
-                           iters=args.epochs, miniBatch=args.batch, lr=args.lr, mode=mode,
-                           partitions=args.tasks, binary=binary)
-        stamped = Stamped(sys.stderr)
-        old, sys.stderr = sys.stderr, stamped
-        started = time.time()
-        try:
-            fitted = stage.fit(train)
-        finally:
-            returned = time.time()
-            sys.stderr = old
-        net = torch.jit.load(io.BytesIO(fitted.modelBytes()))
-        print("%-34s %8.2f %9.4f" % ("sparktorch %s, Connect" % mode, returned - started,
-                                     accuracy(net, test)), flush=True)
-        if args.server_log:
-            lines = stamped.lines + stamped_stderr(args.server_log)
-            print("  phases: %s" % phases_text(PHASES, lines, started, returned), flush=True)
-        model = model or fitted
+    print("%-34s %22s %9s  (%d interleaved runs: median (min-max); phases of the last)"
+          % ("fit", "seconds", "accuracy", args.runs))
+    fits = {"sparktorch sync, Connect": [], "sparktorch hogwild, Connect": []}
     if "TorchDistributor" in args.peers:
-        distributor(args, test)
+        fits["TorchDistributor, Connect"] = []
+    model = None
+    for _ in range(args.runs):
+        for name in fits:
+            if name.startswith("TorchDistributor"):
+                fits[name].append(distributor(args, test))
+                continue
+            mode = name.split()[1].rstrip(",")
+            fitted, outcome = fit_ours(args, train, test, mode, SparkTorch)
+            fits[name].append(outcome)
+            model = model or fitted
+    for name, runs in fits.items():
+        done = [r for r in runs if r[0] is not None]
+        failed = [r[2] for r in runs if r[0] is None]
+        print("%-34s %22s %9s" % (name, spread([r[0] for r in done], "%.2f"),
+                                  spread([r[1] for r in done], "%.4f") if done else "-"))
+        for note in ([done[-1][2]] if done else []) + ["FAILED: " + f for f in failed]:
+            print("  %s" % note, flush=True)
     copies = functools.reduce(DataFrame.unionAll, [train] * args.transform_copies)
-    transforms = [("sparktorch transform, Connect",
-                   model.setPredictionCol("prediction").transform(copies))]
+    transforms = {"sparktorch transform, Connect":
+                  model.setPredictionCol("prediction").transform(copies)}
     if "predict_batch_udf" in args.peers:
-        transforms.append(("predict_batch_udf, Connect", batch_udf(spark, copies, model)))
-    for name, out in transforms:
-        say("connect transform %s" % name)
-        # One untimed warm-up over the first WARM_ROWS rows, as peers_bench.py warms each.
-        out.limit(WARM_ROWS).agg(F.count("prediction")).first()
-        started = time.time()
-        right, count = out.agg(F.sum((F.col("prediction") == F.col("label")).cast("long")),
-                               F.count("*")).first()
-        seconds = time.time() - started
-        print("%-34s %8d rows/s (%d rows, right share %.4f)"
-              % (name, count / seconds, count, right / count), flush=True)
+        transforms["predict_batch_udf, Connect"] = batch_udf(spark, copies, model)
+    rates = {name: [] for name in transforms}
+    for _ in range(args.runs):
+        for name, out in transforms.items():
+            say("connect transform %s" % name)
+            # One untimed warm-up over the first WARM_ROWS rows, as peers_bench.py warms each.
+            out.limit(WARM_ROWS).agg(F.count("prediction")).first()
+            started = time.time()
+            right, count = out.agg(F.sum((F.col("prediction") == F.col("label")).cast("long")),
+                                   F.count("*")).first()
+            rates[name].append(count / (time.time() - started))
+            say("connect transform %s: %d rows/s, right share %.4f" % (name, rates[name][-1],
+                                                                       right / count))
+    for name, runs in rates.items():
+        print("%-34s %22s rows/s (%d rows)" % (name, spread(runs, "%.0f"), count), flush=True)
+    names = list(rates)
+    if len(names) == 2:
+        ratios = [a / b for a, b in zip(rates[names[0]], rates[names[1]])]
+        print("%-34s %22s" % ("sparktorch / predict_batch_udf", spread(ratios, "%.2fx")))
     spark.stop()
 
 
+def fit_ours(args, train, test, mode, estimator):
+    """(fitted model, (seconds, test accuracy, phases)) of one sparktorch fit from this client."""
+    say("connect fit %s" % mode)
+    stage = estimator(torchObj=SPEC, inputCol="features", labelCol="label", iters=args.epochs,
+                      miniBatch=args.batch, lr=args.lr, mode=mode, threads=1,
+                      binary=os.path.abspath(args.binary))
+    stamped = Stamped(sys.stderr)
+    old, sys.stderr = sys.stderr, stamped
+    started = time.time()
+    try:
+        fitted = stage.fit(train)
+    finally:
+        returned = time.time()
+        sys.stderr = old
+    net = torch.jit.load(io.BytesIO(fitted.modelBytes()))
+    phases = ""
+    if args.server_log:
+        lines = stamped.lines + stamped_stderr(args.server_log)
+        phases = "phases: " + phases_text(PHASES, lines, started, returned)
+    return fitted, (returned - started, accuracy(net, test), phases)
+
+
 def distributor(args, test):
-    """TorchDistributor's fit from this Connect client, with peers_bench.py's train_fn (shipped
-    by value: the executors cannot import tests/bench)."""
+    """(seconds, test accuracy, note) of TorchDistributor's fit from this Connect client, with
+    peers_bench.py's train_fn (shipped by value: the executors cannot import tests/bench);
+    (None, None, the error) when it fails."""
     say("connect fit TorchDistributor")
     try:
         seconds, net, note, _ = peers_bench.fit_distributor(
             args, {"train": os.path.join(args.work, "fashion_train.parquet")})
     except Exception as e:  # pylint: disable=broad-except  # reported, the others go on
-        print("%-34s failed: %s" % ("TorchDistributor, Connect", one_line(e)), flush=True)
-        return
-    print("%-34s %8.2f %9.4f" % ("TorchDistributor, Connect", seconds, accuracy(net, test)),
-          flush=True)
-    print("  %s" % note, flush=True)
+        return None, None, one_line(e)
+    return seconds, accuracy(net, test), note
 
 
 def batch_udf(spark, df, model):
