@@ -144,7 +144,7 @@ def _train(df, options, mode, features, label, files, log):
 
     def run_stage(command, env, tasks):
         return jvm.collect_lines(jvm.pipe(sc, jvm.lines(staged(tasks)), command, env,
-                                          barrier=barrier, task_gpus=gpus))
+                                          barrier=barrier, task_gpus=gpus), sc)
 
     if barrier:
         jvm.end_barrier_timers_at_exit(sc)
