@@ -84,13 +84,7 @@ assert_eq "12000 1" "$(facts '"%d %d" % (f[0]["rows"], f[0]["attempts"])')" "row
 assert_cmp "$(facts 'f[0]["accuracy"]')" ">=" 0.7 "test accuracy on 2,000 rows"
 assert_eq "2000 2000" "$(facts '"%d %d" % (f[0]["torch_agrees"], f[0]["count"])')" \
   "the transform's predictions equal to PyTorch 2.x's argmax, of the test rows"
-for host in h1 h2; do
-  logs=$(executor_logs "$host")
-  # shellcheck disable=SC2086 # one or more files
-  grep -hqE "MPI over eth0 \($(mh_addr "$host") on 198\.18\.0\.0/24\)" $logs ||
-    fail "the rank on $host did not choose eth0: $(grep -h 'MPI over' $logs || echo 'no MPI over line')"
-  echo "  ok: $host: $(grep -hoE -m1 'rank [01]: MPI over eth0 [^,]*' $logs)"
-done
+assert_ranks_mpi_over_eth0
 
 check "the bundle reached the server once; each worker's executor unpacked it"
 shipped=$(grep -oE "^sparktorch: the bundle \S+ reached the Spark Connect server as the archive artifact sparktorch-[0-9a-f]{16}" client.out || true)

@@ -58,13 +58,7 @@ echo "  ok: $(grep -m1 -oE 'job [0-9]+ .*serve at .*' submit.out)"
 check "rank 0 and rank 1 arrived from h1 and h2 (one each), and each sent MPI over eth0"
 arrived=$(grep -oE "tracker: rank [01] arrived from [0-9.]+" submit.out | awk '{ print $NF }' | sort | tr '\n' ' ' || true)
 assert_eq "$(mh_addr h1) $(mh_addr h2) " "$arrived" "the ranks' addresses at the tracker"
-for host in h1 h2; do
-  logs=$(executor_logs "$host")
-  # shellcheck disable=SC2086 # one or more files
-  grep -hqE "MPI over eth0 \($(mh_addr "$host") on 198\.18\.0\.0/24\)" $logs ||
-    fail "the rank on $host did not choose eth0: $(grep -h 'MPI over' $logs || echo 'no MPI over line')"
-  echo "  ok: $host: $(grep -hoE 'rank [01]: MPI over eth0 [^,]*' $logs)"
-done
+assert_ranks_mpi_over_eth0
 
 check "the ranks ended with the same weights; the model predicts the test rows"
 assert_eq 1 "$(python3 -c '

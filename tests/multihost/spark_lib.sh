@@ -7,6 +7,8 @@
 #                   workers registered; sets MASTER_URL. Logs: master.log, worker.HOST.log;
 #                   executor folders under worker.HOST/ (their stderr files are the tasks').
 #   executor_logs HOST   the stderr files of HOST's executors (fails when there are none).
+#   assert_ranks_mpi_over_eth0   the rank on each of h1 and h2 says, in its executor's log,
+#                   that Open MPI goes over its eth0 (198.18.0.0/24), not the dead docker0.
 
 spark_cluster() {
   local host
@@ -34,4 +36,15 @@ executor_logs() {
   logs=$(find "$T/worker.$1" -name stderr)
   [[ -n $logs ]] || fail "no executor log under worker.$1"
   echo "$logs"
+}
+
+assert_ranks_mpi_over_eth0() {
+  local host logs
+  for host in h1 h2; do
+    logs=$(executor_logs "$host")
+    # shellcheck disable=SC2086 # one or more files
+    grep -hqE "MPI over eth0 \($(mh_addr "$host") on 198\.18\.0\.0/24\)" $logs ||
+      fail "the rank on $host did not choose eth0: $(grep -h 'MPI over' $logs || echo 'no MPI over line')"
+    echo "  ok: $host: $(grep -hoE -m1 'rank [01]: MPI over eth0 [^,]*' $logs)"
+  done
 }
