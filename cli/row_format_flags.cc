@@ -7,8 +7,9 @@ void AddRowFormatFlags(CLI::App* c, RowFormatFlags* f) {
                 "Input files or globs (gzip read transparently; parquet: files or directories); default: stdin")
       ->group("Rows");
   f->format_opt = c->add_option("--format", f->format,
-                                "Row format: csv (default), libsvm, vector, jsonl, compact, parquet")
-                      ->check(CLI::IsMember({"csv", "libsvm", "vector", "jsonl", "compact", "parquet"}))
+                                "Row format: csv (default), libsvm, vector, jsonl, compact, parquet, float32")
+                      ->check(CLI::IsMember(
+                          {"csv", "libsvm", "vector", "jsonl", "compact", "parquet", "float32"}))
                       ->group("Rows");
   f->num_features_opt =
       c->add_option("--num-features", f->num_features, "Features per row (default: from the data)")

@@ -9,6 +9,7 @@ std::optional<RowFormatKind> ParseRowFormatKind(std::string_view name) {
   if (name == "jsonl") return RowFormatKind::kJsonl;
   if (name == "compact") return RowFormatKind::kCompact;
   if (name == "parquet") return RowFormatKind::kParquet;
+  if (name == "float32") return RowFormatKind::kFloat32;
   return std::nullopt;
 }
 
@@ -26,6 +27,8 @@ const char* RowFormatKindName(RowFormatKind kind) {
       return "compact";
     case RowFormatKind::kParquet:
       return "parquet";
+    case RowFormatKind::kFloat32:
+      return "float32";
   }
   return "unknown";
 }

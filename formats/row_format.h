@@ -8,8 +8,9 @@
 
 namespace sparktorch {
 
-// kParquet is not a line format: core/data/parquet_source reads it, not a RowParser.
-enum class RowFormatKind { kCsv, kLibsvm, kVector, kJsonl, kCompact, kParquet };
+// kParquet is not a line format: core/data/parquet_source reads it, not a RowParser. kFloat32 is
+// not one either: its records (formats/float32_records.h) take the place of lines.
+enum class RowFormatKind { kCsv, kLibsvm, kVector, kJsonl, kCompact, kParquet, kFloat32 };
 
 // Whether rows carry a label.
 //   kRequired: every row has one (training with a label).
@@ -49,7 +50,7 @@ struct RowFormat {
   bool allow_nan = false;  // accept nan and inf values instead of rejecting the row
 };
 
-// "csv", "libsvm", "vector", "jsonl", "compact", "parquet". Returns nullopt for an unknown name.
+// "csv", "libsvm", "vector", "jsonl", "compact", "parquet", "float32". Returns nullopt for an unknown name.
 std::optional<RowFormatKind> ParseRowFormatKind(std::string_view name);
 const char* RowFormatKindName(RowFormatKind kind);
 

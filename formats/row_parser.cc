@@ -5,6 +5,7 @@
 #include "formats/compact_parser.h"
 #include "formats/csv_parser.h"
 #include "formats/error.h"
+#include "formats/float32_records.h"
 #include "formats/jsonl_parser.h"
 #include "formats/libsvm_parser.h"
 #include "formats/vector_parser.h"
@@ -27,6 +28,8 @@ std::unique_ptr<RowParser> MakeRowParser(const RowFormat& format) {
       return std::make_unique<JsonlParser>(format);
     case RowFormatKind::kCompact:
       return std::make_unique<CompactParser>(format);
+    case RowFormatKind::kFloat32:
+      return std::make_unique<Float32Parser>(format);
     case RowFormatKind::kParquet:
       throw UsageError("parquet is not a line format: it has no row parser");
   }

@@ -43,15 +43,27 @@ void RowSource::TakeShare() {
   // Fewer files than ranks: count the data lines (cheap next to parsing them), then take a
   // contiguous range, so that the ranks' rows together are the input's rows in order.
   int64_t lines = 0;
-  for (const std::string& path : inputs_) {
-    LineReader reader(OpenInput(path), InputDisplayName(path), options_.max_line_bytes);
-    std::string_view line;
-    if (options_.format.header && options_.format.kind == RowFormatKind::kCsv) reader.Next(&line);
-    while (reader.Next(&line) != LineReader::Status::kEnd) ++lines;
-  }
+  for (const std::string& path : inputs_) lines += CountDataLines(path);
   first_line_ = lines * rank / world;
   end_line_ = lines * (rank + 1) / world;
-  spdlog::info("rank {}: lines {}..{} of the {} data lines", rank, first_line_ + 1, end_line_, lines);
+  const bool records = options_.format.kind == RowFormatKind::kFloat32;
+  spdlog::info("rank {}: {} {}..{} of the {} {}", rank, records ? "records" : "lines",
+               first_line_ + 1, end_line_, lines, records ? "records" : "data lines");
+}
+
+int64_t RowSource::CountDataLines(const std::string& path) const {
+  int64_t lines = 0;
+  if (options_.format.kind == RowFormatKind::kFloat32) {
+    Float32RecordReader reader(OpenInput(path), InputDisplayName(path), options_.max_line_bytes);
+    std::string_view record;
+    while (reader.Next(&record) != Float32RecordReader::Status::kEnd) ++lines;
+    return lines;
+  }
+  LineReader reader(OpenInput(path), InputDisplayName(path), options_.max_line_bytes);
+  std::string_view line;
+  if (options_.format.header && options_.format.kind == RowFormatKind::kCsv) reader.Next(&line);
+  while (reader.Next(&line) != LineReader::Status::kEnd) ++lines;
+  return lines;
 }
 
 RowSource::~RowSource() = default;
@@ -62,6 +74,11 @@ bool RowSource::OpenNextInput() {
   const InputReads reads = options_.group_end.empty() || path != kStdinName
                                ? InputReads::kBuffered
                                : InputReads::kAsItComes;
+  if (options_.format.kind == RowFormatKind::kFloat32) {
+    records_ = std::make_unique<Float32RecordReader>(OpenInput(path, reads),
+                                                     InputDisplayName(path), options_.max_line_bytes);
+    return true;
+  }
   reader_ = std::make_unique<LineReader>(OpenInput(path, reads), InputDisplayName(path),
                                          options_.max_line_bytes);
   if (options_.format.header && options_.format.kind == RowFormatKind::kCsv) {
@@ -72,6 +89,10 @@ bool RowSource::OpenNextInput() {
 }
 
 std::string RowSource::LineWhere(size_t column) const {
+  if (records_) {
+    return records_->name() + ": record " +
+           std::to_string(records_->record_number() - group_line_base_) + ":";
+  }
   std::string where =
       reader_->name() + ":" + std::to_string(reader_->line_number() - group_line_base_) + ":";
   if (column > 0) where += std::to_string(column) + ":";
@@ -111,14 +132,29 @@ bool RowSource::NextParquet(Row* row) {
   }
 }
 
-bool RowSource::Next(Row* row) {
-  group_ended_ = false;
-  if (parquet_) return NextParquet(row);
+bool RowSource::NextLine(std::string_view* line) {
   for (;;) {
-    if (!reader_ && !OpenNextInput()) return false;
+    if (!reader_ && !records_ && !OpenNextInput()) return false;
     if (line_index_ >= end_line_) return false;
-    std::string_view line;
-    LineReader::Status status = reader_->Next(&line);
+    if (records_) {
+      const Float32RecordReader::Status status = records_->Next(line);
+      if (status == Float32RecordReader::Status::kEnd) {
+        records_.reset();
+        continue;
+      }
+      if (status == Float32RecordReader::Status::kGroupEnd && !options_.group_end.empty()) {
+        group_ended_ = true;
+        group_line_base_ = records_->record_number();
+        return false;
+      }
+      if (line_index_++ < first_line_) continue;
+      if (status == Float32RecordReader::Status::kGroupEnd) {
+        Reject(LineWhere(0), "a group end record, and no --group-end was given");
+        continue;
+      }
+      return true;
+    }
+    LineReader::Status status = reader_->Next(line);
     if (status != LineReader::Status::kEnd && line_index_++ < first_line_) continue;
     switch (status) {
       case LineReader::Status::kEnd:
@@ -131,27 +167,41 @@ bool RowSource::Next(Row* row) {
       case LineReader::Status::kLine:
         break;
     }
-    if (!options_.group_end.empty() && line == options_.group_end) {
+    if (!options_.group_end.empty() && *line == options_.group_end) {
       group_ended_ = true;
       group_line_base_ = reader_->line_number();
       return false;
     }
-    try {
-      parser_->Parse(line, row);
-    } catch (const RowError& e) {
-      Reject(LineWhere(e.column()), e.what());
-      continue;
-    }
-    if (check_) {
-      std::string problem = check_(*row);
-      if (!problem.empty()) {
-        Reject(LineWhere(0), problem);
-        continue;
-      }
-    }
-    ++rows_read_;
     return true;
   }
+}
+
+bool RowSource::ParseLine(std::string_view line, Row* row) {
+  try {
+    parser_->Parse(line, row);
+  } catch (const RowError& e) {
+    Reject(LineWhere(e.column()), e.what());
+    return false;
+  }
+  if (check_) {
+    std::string problem = check_(*row);
+    if (!problem.empty()) {
+      Reject(LineWhere(0), problem);
+      return false;
+    }
+  }
+  ++rows_read_;
+  return true;
+}
+
+bool RowSource::Next(Row* row) {
+  group_ended_ = false;
+  if (parquet_) return NextParquet(row);
+  std::string_view line;
+  while (NextLine(&line)) {
+    if (ParseLine(line, row)) return true;
+  }
+  return false;
 }
 
 }  // namespace sparktorch

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/data/parquet_source.h"
+#include "formats/float32_records.h"
 #include "formats/line_reader.h"
 #include "formats/row.h"
 #include "formats/row_format.h"
@@ -29,7 +30,7 @@ struct RowSourceOptions {
   // Stdin is never shared.
   int share_rank = 0;
   int share_world = 1;
-  // Not empty: a line equal to it ends a group of rows (Next returns false with group_ended()
+  // Not empty: a line equal to it (float32 records: a group end record) ends a group of rows (Next returns false with group_ended()
   // true, and reading goes on at the next call); messages number lines from the group's
   // first; stdin is read as its bytes arrive.
   std::string group_end;
@@ -41,7 +42,8 @@ using RowCheck = std::function<std::string(const Row&)>;
 
 // Reads rows from a list of inputs (files or stdin) in order, with one parser (Parquet files:
 // with a ParquetSource), applying the bad-row policy. Under kFail a bad row throws InputError
-// "SOURCE:LINE[:COLUMN]: what is wrong" ("FILE: row N: what is wrong" for Parquet); under
+// "SOURCE:LINE[:COLUMN]: what is wrong" ("FILE: row N: what is wrong" for Parquet, "SOURCE:
+// record N: what is wrong" for float32 records); under
 // kSkip it is counted, the first few are logged, and reading goes on. Not thread-safe.
 class RowSource {
  public:
@@ -71,6 +73,13 @@ class RowSource {
   // Where the line reader is: "NAME:LINE:" and "COLUMN:" when column > 0.
   std::string LineWhere(size_t column) const;
   bool NextParquet(Row* row);
+  // The next line (or float32 record) into *line; false at the end of the inputs, of this
+  // reader's share, or of a group (group_ended_ set).
+  bool NextLine(std::string_view* line);
+  // Parses *line into *row and checks it; false (counted or thrown) for a bad row.
+  bool ParseLine(std::string_view line, Row* row);
+  // Data lines (or records) in `path`, for TakeShare.
+  int64_t CountDataLines(const std::string& path) const;
 
   std::vector<std::string> inputs_;
   size_t next_input_ = 0;
@@ -78,6 +87,7 @@ class RowSource {
   RowCheck check_;
   std::unique_ptr<RowParser> parser_;
   std::unique_ptr<LineReader> reader_;
+  std::unique_ptr<Float32RecordReader> records_;  // --format float32, instead of reader_
   std::unique_ptr<ParquetSource> parquet_;  // --format parquet, instead of parser_ and reader_
   int64_t rows_read_ = 0;
   int64_t rows_skipped_ = 0;

@@ -88,7 +88,8 @@ PredictSetup Setup(const PredictJobOptions& options, const PredictFlags& flags,
     format.num_features = RowFeaturesFor(setup.input_shape, format.num_features);
   }
   if (format.label == LabelPresence::kOptional && format.num_features == 0 &&
-      (format.kind == RowFormatKind::kCsv || format.kind == RowFormatKind::kCompact)) {
+      (format.kind == RowFormatKind::kCsv || format.kind == RowFormatKind::kCompact ||
+       format.kind == RowFormatKind::kFloat32)) {
     // Without a known width, a label column cannot be told from a feature.
     spdlog::info("{}: the model does not say how many features a row has; rows are read "
                  "without a label (give --num-features or --input-shape to allow one)",

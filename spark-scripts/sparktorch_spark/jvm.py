@@ -154,17 +154,18 @@ def collect_lines(jrdd, sc):
 
 
 def pipe_rows(df, command, env, what, group_end, keep_seconds, answer, vector_col=None):
-    """`df` with one more column, `answer` (a string): the command's answer to each row's line
-    for `command`'s stdin, through sparktorch-spark.jar's
+    """`df` with one more column, `answer` (a string): the command's answer to each row
+    on `command`'s stdin, through sparktorch-spark.jar's
     PipeRows: each partition's rows go through the process once, on the task's thread, as
     Spark SQL holds them (no cell converted to a Java object), with no Python worker and no
     second read of `df`, so any plan works. `command` is a list (the program and its
     arguments) that answers in groups, each ending with the line `group_end`; `env` is added
     to its environment; `what` names it in the error of a non-zero exit status. A process is
     kept `keep_seconds` after its task for the next task of the same executor with the same
-    command. A row's line is its `vector_col` (a Spark ML vector column) as the vector row
-    format writes it (the jar's VectorLines, from the cell's bytes: no SQL function, no string
-    column), else its last column (a string). The jar must be loaded (features_text_function)."""
+    command. What the command gets of a row is its `vector_col` (a Spark ML vector column) as a
+    record of the float32 row format (the jar's VectorRecords, from the cell's bytes: no SQL
+    function, no string, no base64; the command reads `--format float32`), else its last column
+    (a string) as a line. The jar must be loaded (features_text_function)."""
     sc = df._sc  # pylint: disable=protected-access
     jvm = sc._jvm  # pylint: disable=protected-access
     cell = -1 if vector_col is None else df.columns.index(vector_col)

@@ -235,13 +235,15 @@ def predict(df, model, input_col="features", input_cols=None, prediction_col="pr
     # the executor's tasks (answering partition by partition: groups); without it, the JVM's
     # pipe zipped with a second read of the rows where that read gives them in the same order;
     # else a Python worker.
+    records = encoder is not None and [kind for _, kind in kinds] == ["vector"]
     command = predict_command(candidates, opts.verbosity_flags(verbose), model_path=model_path,
                               vector_out=vector, probabilities=probabilities,
                               batch_size=batch_size, threads=threads, device=device,
-                              on_bad_row=on_bad_row, groups=encoder is not None)
+                              on_bad_row=on_bad_row, groups=encoder is not None,
+                              row_format="float32" if records else "vector")
     line = "__sparktorch_prediction"
-    if encoder is not None and [kind for _, kind in kinds] == ["vector"]:
-        # A vector column: the jar writes its line from the cell itself (VectorLines).
+    if records:
+        # A vector column: the jar writes its float32 record from the cell itself (VectorRecords).
         paired = jvm.pipe_rows(df, command, env, what=PREDICT_WHAT, group_end=GROUP_END,
                                keep_seconds=PREDICT_KEEP_SECONDS, answer=line,
                                vector_col=features[0])

@@ -112,8 +112,10 @@ GROUP_END = "#sparktorch-end-of-partition"
 
 
 def predict_command(candidates, global_flags, *, model_path, vector_out, probabilities=False,
-                    batch_size=1024, threads=1, device="cpu", on_bad_row="fail", groups=False):
-    """The command of a prediction task: rows of the `vector` format on stdin, exactly one line
+                    batch_size=1024, threads=1, device="cpu", on_bad_row="fail", groups=False,
+                    row_format="vector"):
+    """The command of a prediction task: rows of `row_format` on stdin (`vector` lines, or
+    `float32` records as sparktorch-spark.jar's PipeRows writes a vector column), exactly one line
     on stdout for each (empty for a row skipped under on_bad_row="skip"), in order: the
     model's outputs, comma-separated, with `vector_out` (the probabilities with
     `probabilities`), else the model's own prediction (a class index, a binary classifier's 0
@@ -122,7 +124,7 @@ def predict_command(candidates, global_flags, *, model_path, vector_out, probabi
     kind = ["--prediction", "probabilities"] if probabilities else (
         ["--prediction", "vector"] if vector_out else [])
     return launcher(candidates) + list(global_flags) + [
-        "predict", "--model", model_path, "--format", "vector", "--on-bad-row", on_bad_row,
+        "predict", "--model", model_path, "--format", row_format, "--on-bad-row", on_bad_row,
         "--batch-size", str(batch_size), "--threads", str(threads), "--device", device] + kind + (
             ["--group-end", GROUP_END] if groups else [])
 

@@ -405,3 +405,53 @@ TEST(RowSourceShare, LineNumbersInErrorsAreTheFilesOwn) {
 
 }  // namespace
 }  // namespace sparktorch
+
+namespace sparktorch {
+namespace {
+
+// Rows 0..n-1 as float32 records: the label, then one feature.
+std::string LabelledRecords(int first, int n) {
+  std::string data;
+  for (int i = first; i < first + n; ++i) data += Float32Record({static_cast<float>(i), 1});
+  return data;
+}
+
+std::vector<float> Float32Labels(const std::vector<std::string>& inputs, int rank, int world,
+                                 BadRowPolicy policy = BadRowPolicy::kFail) {
+  RowSourceOptions options;
+  options.format.kind = RowFormatKind::kFloat32;
+  options.on_bad_row = policy;
+  options.share_rank = rank;
+  options.share_world = world;
+  RowSource source(inputs, options);
+  std::vector<float> labels;
+  for (const ReadRow& row : ReadAll(source)) labels.push_back(row.label[0]);
+  return labels;
+}
+
+TEST(RowSourceFloat32, FewerFilesThanRanksGoByContiguousRecordRanges) {
+  TempDir dir;
+  std::vector<std::string> files = {dir.Write("a.f32", LabelledRecords(0, 3)),
+                                    dir.WriteGzip("b.f32.gz", LabelledRecords(3, 4))};
+  EXPECT_EQ(Float32Labels(files, 0, 1), (std::vector<float>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(Float32Labels({files[0]}, 1, 2), (std::vector<float>{1, 2}));
+  EXPECT_EQ(Float32Labels(files, 0, 2), (std::vector<float>{0, 1, 2}));
+  EXPECT_EQ(Float32Labels(files, 1, 2), (std::vector<float>{3, 4, 5, 6}));
+}
+
+TEST(RowSourceFloat32, ABadRecordFailsNamingItOrIsSkipped) {
+  TempDir dir;
+  const std::string path = dir.Write(
+      "bad.f32", LabelledRecords(0, 2) + Float32Record({2, 1, 1}) + LabelledRecords(3, 1));
+  try {
+    Float32Labels({path}, 0, 1);
+    FAIL() << "expected an InputError";
+  } catch (const InputError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              path + ": record 3: expected 2 values (1 feature + 1 label), got 3");
+  }
+  EXPECT_EQ(Float32Labels({path}, 0, 1, BadRowPolicy::kSkip), (std::vector<float>{0, 1, 3}));
+}
+
+}  // namespace
+}  // namespace sparktorch

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Every row format reads the same numbers: the same 2,000 rows written as csv, libsvm, vector
-# (dense and sparse), jsonl (arrays and Spark's vector objects) and compact (float32 of the csv's
-# numbers), plus csv variants (gzip, ';' with a header and CRLF) and 0-based libsvm, train with the
-# same seed and --no-shuffle to byte-identical predictions and the same loss.
+# (dense and sparse), jsonl (arrays and Spark's vector objects), compact (float32 of the csv's
+# numbers) and float32 records (dense and sparse, no lines), plus csv variants (gzip, ';' with a
+# header and CRLF) and 0-based libsvm, train with the same seed and --no-shuffle to
+# byte-identical predictions and the same loss.
 source "$(dirname "$0")/lib.sh"
 setup_workdir formats
 require_data train2k.csv
@@ -13,6 +14,7 @@ import base64, struct, sys
 src, out = sys.argv[1], sys.argv[2]
 names = ("csv", "libsvm", "libsvm0", "vector", "jsonl", "compact", "semicolon")
 w = {f: open("%s.%s" % (out, f), "w", newline="") for f in names}
+f32 = open(out + ".float32", "wb")
 w["semicolon"].write("label;" + ";".join("p%d" % i for i in range(784)) + "\r\n")
 for i, line in enumerate(open(src)):
     r = line.rstrip("\n").split(",")
@@ -34,6 +36,12 @@ for i, line in enumerate(open(src)):
                          '{"label": %s, "features": [%s]}\n' % (label, ",".join(feats)))
     vals = [float(x) for x in r]
     w["compact"].write(base64.b64encode(struct.pack("<%df" % len(vals), *vals)).decode() + "\n")
+    if i % 2:  # sparse: head 2^31 + K, SIZE, K indices, K values (the label is index 0)
+        nzv = [(j, v) for j, v in enumerate(vals) if v != 0.0]
+        f32.write(struct.pack("<II%dI%df" % (len(nzv), len(nzv)), 0x80000000 | len(nzv), len(vals),
+                              *[j for j, _ in nzv], *[v for _, v in nzv]))
+    else:
+        f32.write(struct.pack("<I%df" % len(vals), len(vals), *vals))
 EOF
 gzip -c rows.csv >rows.csv.gz
 for f in csv libsvm libsvm0 vector jsonl compact; do
@@ -70,6 +78,7 @@ for variant in "libsvm rows.libsvm --format libsvm" \
                "vector rows.vector --format vector" \
                "jsonl rows.jsonl --format jsonl" \
                "compact rows.compact --format compact" \
+               "float32 rows.float32 --format float32" \
                "gzip rows.csv.gz" \
                "semicolon rows.semicolon --delimiter ; --header"; do
   read -r -a args <<<"$variant"

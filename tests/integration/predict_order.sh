@@ -3,7 +3,7 @@
 # rows with and without a label mix; a skipped bad row leaves an empty line; row ids (csv
 # --id-col, jsonl --id-field, compact ID<TAB>) come back as ID<TAB>VALUE; --prediction
 # vector|probabilities give 10 numbers, probabilities summing to 1; each batch's lines leave
-# before stdin ends; --group-end answers group by group.
+# before stdin ends; --group-end answers group by group, lines and float32 records alike.
 source "$(dirname "$0")/lib.sh"
 setup_workdir predict_order
 require_data train2k.csv test2k.csv
@@ -182,3 +182,57 @@ PY
 then
   fail "predict did not answer a group while stdin was open (above)"
 fi
+
+check "--format float32 --group-end: records in groups, answered while stdin stays open"
+# The rows as the Spark layer's jar writes them: float32 records (dense, sparse, a null row),
+# each group closed by a group end record; the answers are lines, each group's closed by the
+# echoed line. A null row is a bad row: an empty line under --on-bad-row skip.
+if ! python3 - "$SPARKTORCH" mlp.pt rows.csv base.txt <<'PY'
+import struct, subprocess, sys, threading
+binary, model, rows, expected = sys.argv[1:]
+END, NULL = struct.pack("<I", 0xFFFFFFFE), struct.pack("<I", 0xFFFFFFFF)
+def record(n, line):
+    v = [float(x) for x in line.split(",")][1:]  # features only: predict's rows need no label
+    if n % 2:  # sparse: head 2^31 + K, SIZE, K indices, K values
+        nz = [(j, x) for j, x in enumerate(v) if x != 0.0]
+        return struct.pack("<II%dI%df" % (len(nz), len(nz)), 0x80000000 | len(nz), len(v),
+                           *[j for j, _ in nz], *[x for _, x in nz])
+    return struct.pack("<I%df" % len(v), len(v), *v)
+lines, want = open(rows).read().splitlines(), open(expected).read().split()
+process = subprocess.Popen([binary, "-q", "predict", "--model", model, "--format", "float32",
+                            "--group-end", "#end", "--on-bad-row", "skip"],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+for first, last in ((0, 3), (3, 3), (3, 200)):  # a small group, an empty one, the rest
+    data = b"".join(record(n, lines[n]) for n in range(first, last))
+    expect = want[first:last] + ["#end"]
+    if first == 3 and last == 200:  # a null row after row 10: its line is empty
+        split = sum(len(record(n, lines[n])) for n in range(3, 10))
+        data = data[:split] + NULL + data[split:]
+        expect = want[3:10] + [""] + want[10:200] + ["#end"]
+    process.stdin.write(data + END)
+    process.stdin.flush()
+    got = []
+    reader = threading.Thread(target=lambda: [got.append(process.stdout.readline().decode().strip())
+                                              for _ in range(len(expect))], daemon=True)
+    reader.start()
+    reader.join(60)
+    if reader.is_alive() or got != expect:
+        process.kill()
+        sys.exit("rows %d-%d: got %d lines while stdin was open, first %s; expected %s"
+                 % (first + 1, last, len(got), got[:12], expect[:12]))
+process.stdin.close()
+if process.wait() != 0:
+    sys.exit("predict exited with status %d" % process.returncode)
+PY
+then
+  fail "predict --format float32 did not answer its groups as expected (above)"
+fi
+python3 -c '
+import struct, sys
+sys.stdout.buffer.write(struct.pack("<I784f", 784, *[0.0] * 784) + struct.pack("<I3f", 3, 1, 2, 3))' \
+  >bad_records.f32
+expect_exit 3 "sparktorch: error: stdin: record 2: expected 784 values (784 features) or 785 (784 features + 1 label), got 3" \
+  -- "$SPARKTORCH" -q predict --model mlp.pt --format float32 <bad_records.f32
+head -c 1000 bad_records.f32 >truncated.f32
+expect_exit 3 "sparktorch: error: stdin: record 1: the input ends inside a record (1000 of its 3140 bytes)" \
+  -- "$SPARKTORCH" -q predict --model mlp.pt --format float32 <truncated.f32

@@ -11,20 +11,23 @@ rows through a plan with a nondeterministic filter; without it (SPARKTORCH_JAR="
 path). Once also: the processes a prediction of 40,000 rows left running after a consumer that
 stopped at the first row (`limit(1)`), and two predictions of 8 partitions: their sums and the
 predict processes after each (kept between tasks), then how many remain after the keep time.
-With the jar, a last line: each of seven vectors' line as the SQL writes it, beside the line
-PipeRows writes from the vector's cell for a vector column (VectorLines), echoed by `cat`.
+With the jar, a last line: each of seven vectors as the float32 record PipeRows writes from the
+vector's cell for a vector column (VectorRecords), told back as text by a decoder, beside what
+the record must hold.
 
   spark-submit rows_job.py --model MODEL.pt --binary SPARKTORCH --work DIR --facts FACTS
 """
 import argparse
 import json
 import os
+import struct
 import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.environ["REPO"], "spark-scripts"))
 
+from pyspark.ml.linalg import SparseVector  # noqa: E402  pylint: disable=wrong-import-position
 from pyspark.ml.linalg import Vectors  # noqa: E402  pylint: disable=wrong-import-position
 from pyspark.ml.linalg import VectorUDT  # noqa: E402  pylint: disable=wrong-import-position
 from pyspark.sql import SparkSession  # noqa: E402  pylint: disable=wrong-import-position
@@ -134,32 +137,71 @@ def main():
                     fact["kept_after"] = _predictions_running(model)
             out.write(json.dumps(fact) + "\n")
         if encoder:
-            out.write(json.dumps(_vector_lines(spark, encoder)) + "\n")
+            out.write(json.dumps(_vector_records(spark)) + "\n")
     spark.stop()
 
 
-def _vector_lines(spark, encoder):
-    """{"vector_lines": [[SQL's line, PipeRows' line]...]}: the line of each vector (dense,
-    sparse as float32, sparse as text, empty, null) that the SQL of rows.features_text and the
-    jar's function give, and the line PipeRows writes from the cell itself (VectorLines), which
-    `cat` answers with (it echoes the group's end line too)."""
+# Reads float32 records on stdin and answers each with a line that says what it held (the
+# command PipeRows runs in _vector_records): "dense [values]", "sparse SIZE [indices] [values]",
+# "null", and the group's end line for the group end record.
+_RECORDS_TO_TEXT = r"""
+import struct, sys
+rows = sys.stdin.buffer
+def take(form, n):
+    return list(struct.unpack("<%%d%%s" %% (n, form), rows.read(4 * n)))
+while True:
+    head = rows.read(4)
+    if len(head) < 4:
+        break
+    head, = struct.unpack("<I", head)
+    if head == 0xFFFFFFFE:
+        print(%r, flush=True)
+    elif head == 0xFFFFFFFF:
+        print("null", flush=True)
+    elif head & 0x80000000:
+        count = head & 0x7FFFFFFF
+        size, = take("I", 1)
+        print("sparse %%d %%s %%s" %% (size, take("I", count), take("f", count)), flush=True)
+    else:
+        print("dense %%s" %% take("f", head), flush=True)
+""" % layer.GROUP_END
+
+
+def _float32(values):
+    return list(struct.unpack("<%df" % len(values), struct.pack("<%df" % len(values), *values)))
+
+
+def _vector_records(spark):
+    """{"vector_records": [[expected, PipeRows' record]...]}: each of seven vectors (dense,
+    sparse as a sparse record, sparse as a dense one, empty, null) as the record PipeRows
+    writes from the vector's cell (VectorRecords), told back as text by a decoder
+    (_RECORDS_TO_TEXT), beside what the float32 row format says the record must hold."""
     vectors = [Vectors.dense([0.0, 0.5, -2.0, 1e-05, 3.0e38, -0.0, 7.0, 1.0, 2.0, 3.0]),
                Vectors.sparse(10, [1, 9], [0.5, 1e-05]), Vectors.sparse(10, [4], [-2.5]),
                Vectors.sparse(10, [], []), None, Vectors.dense([]),
                Vectors.sparse(3, [0, 2], [1.0, 2.0])]
+    expected = []
+    for v in vectors:
+        if v is None:
+            expected.append("null")
+        elif isinstance(v, SparseVector) and 2 * len(v.indices) < v.size:
+            expected.append("sparse %d %s %s" % (v.size, [int(i) for i in v.indices],
+                                                 _float32(v.values)))
+        else:
+            expected.append("dense %s" % _float32(v.toArray()))
     schema = T.StructType([T.StructField("id", T.IntegerType()), T.StructField("v", VectorUDT())])
     df = spark.createDataFrame(list(enumerate(vectors)), schema).coalesce(1)
-    text = text_rows.features_text([("v", "vector")], encoder)
-    wanted = [r[0] for r in df.orderBy("id").selectExpr(text).collect()]
-    piped = jvm.pipe_rows(df, ["cat"], {}, "cat", layer.GROUP_END, 0, "line", vector_col="v")
+    piped = jvm.pipe_rows(df, [sys.executable, "-c", _RECORDS_TO_TEXT], {}, "decoder",
+                          layer.GROUP_END, 0, "line", vector_col="v")
     got = [r["line"] for r in piped.orderBy("id").collect()]
-    return {"vector_lines": [[w, g] for w, g in zip(wanted, got)], "count": len(got)}
+    return {"vector_records": [[w, g] for w, g in zip(expected, got)], "count": len(got)}
 
 
 def _predictions_pids(model):
     """The process ids of the `sparktorch predict` processes of `model` (a shipped copy's name
-    holds its size), sorted."""
-    pattern = "^[^ ]*sparktorch .*predict --model .*-%d-model.pt" % len(model)
+    holds its size) that read lines of the vector format (numeric columns; a vector column's
+    predictions read float32 records, and their kept processes are other ones), sorted."""
+    pattern = "^[^ ]*sparktorch .*predict --model .*-%d-model.pt --format vector" % len(model)
     found = subprocess.run(["pgrep", "-f", pattern], stdout=subprocess.PIPE, check=False)
     return sorted(int(pid) for pid in found.stdout.decode().split())
 

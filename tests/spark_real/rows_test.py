@@ -11,8 +11,9 @@ With sparktorch-spark.jar (built beside the binary), each row's features are `<B
 float32 values, but for a row with a null and a sparse vector with fewer nonzeros than 1 in 8 of
 its size, which keep their text; the binary reads those rows, predicts the same for them, and
 spark.predict gives the same with the jar and without it (SPARKTORCH_JAR=""). A vector
-column's line, which PipeRows writes from the vector's cell (VectorLines), is the SQL's line for
-seven vectors: dense, sparse kept as text and sent as float32, empty, null.
+column's float32 record, which PipeRows writes from the vector's cell (VectorRecords), holds what
+the float32 row format says for seven vectors: dense, sparse as a sparse record and as a dense
+one, empty, null.
 
   rows_test.py local
 """
@@ -117,14 +118,14 @@ def main():
     expect_success(run, "rows_job.py")
     with open("facts.jsonl") as f:
         facts = [json.loads(line) for line in f]
-    check("a vector column's lines, from its cells (VectorLines)")
-    lines = facts.pop()["vector_lines"] if facts and "vector_lines" in facts[-1] else []
-    expect(len(lines) == 7, "seven vectors' lines", lines)
-    for sql, piped in lines:  # SQL's null is the line "null", as PipeRows writes a null line
-        expect(piped == ("null" if sql is None else sql),
-               "PipeRows writes the line the SQL writes", [sql, piped])
-    expect([piped[:6] for _, piped in lines[1:5]] == ["<AAAAA", "(10,[4", "(10,[]", "null"],
-           "sparse as float32 or as text, empty, null", lines)
+    check("a vector column's float32 records, from its cells (VectorRecords)")
+    records = facts.pop()["vector_records"] if facts and "vector_records" in facts[-1] else []
+    expect(len(records) == 7, "seven vectors' records", records)
+    for wanted, piped in records:
+        expect(piped == wanted, "PipeRows writes the record the float32 format says", [wanted, piped])
+    expect([piped.split(" ")[0] for _, piped in records] ==
+           ["dense", "sparse", "sparse", "sparse", "null", "dense", "dense"],
+           "dense, sparse as sparse records, empty, null, a sparse one as dense", records)
     expect([f["case"] for f in facts] == list(EXPECTED), "every case ran",
            [f["case"] for f in facts])
     for fact in facts:

@@ -3,6 +3,7 @@ package sparktorch.spark;
 import java.io.BufferedOutputStream;
 import java.io.BufferedReader;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
@@ -28,9 +29,11 @@ import java.util.concurrent.LinkedBlockingQueue;
  */
 final class KeptProcess {
   /** What {@link #answers} holds after the echoed group end (compared by identity). */
-  static final String GROUP_ENDED = new String("the end of the group");
+  static final byte[][] GROUP_ENDED = new byte[0][];
   /** What {@link #answers} holds after the command's stdout ended (compared by identity). */
-  static final String EXITED = new String("the end of stdout");
+  static final byte[][] EXITED = new byte[0][];
+  /** No answers. */
+  static final byte[][] NO_LINES = new byte[0][];
 
   /** How many of the command's last stderr lines a failure quotes. */
   static final int TAIL_LINES = 20;
@@ -41,7 +44,12 @@ final class KeptProcess {
 
   final Process process;
   final OutputStream stdin;
-  final LinkedBlockingQueue<String> answers = new LinkedBlockingQueue<>();
+  /**
+   * The command's answers, in batches: the lines (without their newline) that one read of its
+   * stdout completed, then GROUP_ENDED or EXITED. A batch, not a line, an entry: a queue's
+   * lock and node a row cost as much as the rest of a row's answer.
+   */
+  final LinkedBlockingQueue<byte[][]> answers = new LinkedBlockingQueue<>();
   private final List<Object> key;
   private final String groupEnd;
   private final ArrayDeque<String> tail = new ArrayDeque<>();  // guarded by itself
@@ -159,16 +167,58 @@ final class KeptProcess {
   }
 
   private void readStdout() {
-    try (BufferedReader out = new BufferedReader(
-        new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8), 1 << 16)) {
-      for (String line = out.readLine(); line != null; line = out.readLine()) {
-        answers.add(line.equals(groupEnd) ? GROUP_ENDED : line);
+    byte[] end = groupEnd.getBytes(StandardCharsets.UTF_8);
+    ArrayList<byte[]> lines = new ArrayList<>();
+    try (InputStream out = process.getInputStream()) {
+      byte[] buffer = new byte[1 << 16];
+      int kept = 0;  // the start of a line not yet ended, at the buffer's front
+      for (int n; (n = out.read(buffer, kept, buffer.length - kept)) >= 0; ) {
+        int from = 0;
+        for (int i = kept, filled = kept + n; i < filled; i++) {
+          if (buffer[i] != '\n') {
+            continue;
+          }
+          if (i - from == end.length && startsWith(buffer, from, end)) {
+            flush(lines);
+            answers.add(GROUP_ENDED);
+          } else {
+            lines.add(Arrays.copyOfRange(buffer, from, i));
+          }
+          from = i + 1;
+        }
+        flush(lines);
+        kept += n - from;
+        System.arraycopy(buffer, from, buffer, 0, kept);
+        if (kept == buffer.length) {  // a line longer than the buffer
+          buffer = Arrays.copyOf(buffer, 2 * buffer.length);
+        }
+      }
+      if (kept > 0) {  // a last line without its newline
+        lines.add(Arrays.copyOf(buffer, kept));
+        flush(lines);
       }
     } catch (IOException e) {
       // the command was killed
     } finally {
       answers.add(EXITED);
     }
+  }
+
+  /** Queues `lines` as one batch, if any, and empties it. */
+  private void flush(ArrayList<byte[]> lines) {
+    if (!lines.isEmpty()) {
+      answers.add(lines.toArray(new byte[0][]));
+      lines.clear();
+    }
+  }
+
+  private static boolean startsWith(byte[] buffer, int from, byte[] prefix) {
+    for (int k = 0; k < prefix.length; k++) {
+      if (buffer[from + k] != prefix[k]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private void copyStderr() {

@@ -21,15 +21,17 @@ import org.apache.spark.util.TaskCompletionListener;
  * A partition's rows through a command in one pass, each row paired with the command's answer:
  * the JVM's twin of the Python layer's PredictTask, for {@code JavaRDD.mapPartitions} over a
  * DataFrame's rows as Spark SQL holds them ({@code queryExecution().toRdd()}: InternalRow, so
- * no cell is converted to a Java object and back). Each row's line for the command's stdin is
- * its vector cell's (written by {@link VectorLines} from the cell's bytes), or its last cell (a
- * string, written as the UTF-8 bytes Spark holds); the command answers
- * each line with one line on stdout, in order; each row comes out with one more cell, the
- * answer (a string). The rows are read once, so the DataFrame may be any plan (a join, a
+ * no cell is converted to a Java object and back). What the command's stdin gets for each row
+ * is its vector cell as a float32 record (written by {@link VectorRecords} from the cell's
+ * bytes: `sparktorch predict --format float32`), or its last cell as a line (a string, written
+ * as the UTF-8 bytes Spark holds); the command answers each row with one line on stdout, in
+ * order; each row comes out with one more cell, the answer (a string, made from the line's
+ * bytes). The rows are read once, so the DataFrame may be any plan (a join, a
  * shuffle): nothing relies on reading it again in the same order.
  *
  * <p>The command answers in groups (`sparktorch predict --group-end LINE`): after the
- * partition's rows comes the group's end line, and after their answers the command echoes it.
+ * partition's rows comes the group's end (the line, or float32's group end record), and after
+ * their answers the command echoes the line.
  * The process is then kept for the next task of this JVM with the same command
  * ({@link KeptProcess}), so a transform of many partitions starts one process per task slot,
  * not one per partition.
@@ -59,8 +61,8 @@ public final class PipeRows implements FlatMapFunction<Iterator<InternalRow>, In
    * @param what what ran, for messages ("sparktorch predict (its stdin: ...)")
    * @param groupEnd the line that ends a group, in and out
    * @param keepSeconds how long an idle process is kept for the next task (0: not kept)
-   * @param vectorCell the row's cell (a Spark ML vector) whose line the command gets
-   *     ({@link VectorLines}), or -1: the row's last cell is its line (a string)
+   * @param vectorCell the row's cell (a Spark ML vector) whose float32 record the command gets
+   *     ({@link VectorRecords}), or -1: the row's last cell is its line (a string)
    */
   public PipeRows(List<String> command, Map<String, String> env, String what, String groupEnd,
       double keepSeconds, int vectorCell) {
@@ -88,9 +90,11 @@ public final class PipeRows implements FlatMapFunction<Iterator<InternalRow>, In
     private final Iterator<InternalRow> rows;
     // Written, not yet answered: copies, as the rows a scan gives are reused.
     private final ArrayDeque<InternalRow> pending = new ArrayDeque<>();
-    private final VectorLines lines = new VectorLines();
+    private final VectorRecords records = new VectorRecords();
     private boolean writing = true;
-    private String next;  // the answer hasNext found, for next
+    private byte[][] answered = KeptProcess.NO_LINES;  // the last batch of answers taken
+    private int taken;  // answers of `answered` already handed out
+    private byte[] next;  // the answer hasNext found, for next
     private boolean ended;  // the group's answers were all read
     private boolean givenBack;
 
@@ -109,8 +113,12 @@ public final class PipeRows implements FlatMapFunction<Iterator<InternalRow>, In
       }
       try {
         while (true) {
-          String line = writing ? kept.answers.poll() : kept.answers.take();
-          if (line == KeptProcess.GROUP_ENDED) {
+          if (taken < answered.length) {
+            next = answered[taken++];
+            return true;
+          }
+          byte[][] lines = writing ? kept.answers.poll() : kept.answers.take();
+          if (lines == KeptProcess.GROUP_ENDED) {
             ended = true;
             if (!pending.isEmpty() || writing) {
               kept.kill();
@@ -121,13 +129,14 @@ public final class PipeRows implements FlatMapFunction<Iterator<InternalRow>, In
             kept.giveBack(keepMillis);
             return false;
           }
-          if (line == KeptProcess.EXITED) {
+          if (lines == KeptProcess.EXITED) {
             ended = true;
             throw new IllegalStateException(what + " " + kept.exitReport());
           }
-          if (line != null) {
-            next = line;
-            return true;
+          if (lines != null) {
+            answered = lines;
+            taken = 0;
+            continue;
           }
           writeRow();
         }
@@ -143,14 +152,14 @@ public final class PipeRows implements FlatMapFunction<Iterator<InternalRow>, In
       if (!hasNext()) {
         throw new NoSuchElementException();
       }
-      String line = next;
+      byte[] line = next;
       next = null;
       InternalRow row = pending.poll();
       if (row == null) {
         kept.kill();
         throw new IllegalStateException(what + " answered more lines than it was given rows");
       }
-      return new JoinedRow(row, new GenericInternalRow(new Object[] {UTF8String.fromString(line)}));
+      return new JoinedRow(row, new GenericInternalRow(new Object[] {UTF8String.fromBytes(line)}));
     }
 
     /** The task ended: a command whose group did not end cleanly is killed. */
@@ -165,15 +174,19 @@ public final class PipeRows implements FlatMapFunction<Iterator<InternalRow>, In
       try {
         if (!rows.hasNext()) {
           writing = false;
-          kept.stdin.write(groupEnd.getBytes(StandardCharsets.UTF_8));
-          kept.stdin.write('\n');
+          if (vectorCell >= 0) {
+            records.writeHead(VectorRecords.GROUP_END, kept.stdin);
+          } else {
+            kept.stdin.write(groupEnd.getBytes(StandardCharsets.UTF_8));
+            kept.stdin.write('\n');
+          }
           kept.stdin.flush();
           return;
         }
         InternalRow row = rows.next().copy();
         pending.add(row);
         if (vectorCell >= 0) {
-          lines.write(row, vectorCell, kept.stdin);
+          records.write(row, vectorCell, kept.stdin);
           return;
         }
         int last = row.numFields() - 1;
