@@ -2,51 +2,26 @@
 and its answers back as Arrow arrays, with numpy over the batches' buffers: no Python loop over
 rows.
 
-The rows are the `compact` format (sparktorch-formats(7)): each row's numbers, label first where
-there is one, as little-endian float32 in standard base64, one line a row. The base64 of rows
-whose byte length is a multiple of 3 is the base64 of their concatenation cut into equal
-pieces, so all of a batch's rows but their last one or two bytes go through one call of
-binascii (C); those last bytes go through a table lookup in numpy.
+The rows are records of the `float32` format (sparktorch-formats(7)): each row's numbers, label
+first where there is one, as a little-endian uint32 count and the numbers as little-endian
+float32: a batch's records are one numpy array, with no text and no base64.
 """
-import binascii
-
 import numpy as np
 import pyarrow as pa
-
-_ALPHABET = np.frombuffer(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/",
-                          dtype=np.uint8)
-_NEWLINE = 10
-_PAD = ord("=")
 
 
 class BadRows(ValueError):
     """A batch holds a row the binary cannot be given (a null, vectors of different sizes)."""
 
 
-def compact_lines(values):
-    """The `compact` lines of `values` (a 2-D array: a row of numbers a line), a bytes-like
+def float32_records(values):
+    """The float32 records of `values` (a 2-D array: a row of numbers a record), a bytes-like
     object (a memoryview: no copy into a bytes object)."""
-    rows = np.ascontiguousarray(values, dtype="<f4")
-    n = rows.shape[0]
-    if n == 0:
-        return memoryview(b"")
-    raw = rows.view(np.uint8).reshape(n, -1)
-    width = raw.shape[1]
-    whole = width // 3 * 3  # bytes that base64 takes in whole groups of 3
-    head = np.frombuffer(binascii.b2a_base64(np.ascontiguousarray(raw[:, :whole]),
-                                             newline=False), dtype=np.uint8)
-    head_chars = whole // 3 * 4
-    tail = width - whole
-    out = np.empty((n, head_chars + (4 if tail else 0) + 1), dtype=np.uint8)
-    out[:, :head_chars] = head.reshape(n, head_chars)
-    if tail:  # 1 or 2 bytes: 2 or 3 characters and padding
-        last = np.zeros((n, 3), dtype=np.uint32)
-        last[:, :tail] = raw[:, whole:]
-        word = (last[:, 0] << 16) | (last[:, 1] << 8) | last[:, 2]
-        for k, shift in enumerate((18, 12, 6, 0)):
-            out[:, head_chars + k] = _ALPHABET[(word >> shift) & 63] if k <= tail else _PAD
-    out[:, -1] = _NEWLINE
-    return out.reshape(-1).data
+    n, width = np.shape(values)
+    records = np.empty((n, width + 1), dtype="<f4")
+    records.view("<u4")[:, 0] = width
+    records[:, 1:] = values
+    return records.reshape(-1).view(np.uint8).data
 
 
 def _first_null(array):

@@ -1,15 +1,15 @@
 """Spark Connect: the same stages for a DataFrame of a Connect session
 (`SparkSession.builder.remote("sc://...")`), which has no RDD API, no SparkContext and no JVM
 on the client. Only the DataFrame API: Arrow batches reach a Python function on an executor,
-which turns them into the binary's `compact` rows with numpy (arrow_rows) and runs the binary
+which turns them into the binary's `float32` records with numpy (arrow_rows) and runs the binary
 there; what the binary answers comes back as a column. What the executors need arrives as the
 session's artifacts: this package (ship_package) and, with SPARKTORCH_BUNDLE, the bundle
 (ship_bundle).
 
 Prediction: every batch of a partition goes through one `sparktorch predict --group-end`
-process (the batch, then the end line, which the process echoes after the batch's answers), and
-the process is kept by the Python worker for its next task of the same model and options
-(PREDICT_KEEP_SECONDS idle), as the classic path's PipeRows keeps it. On Spark 4.1+ a number
+process (the batch, then the group end record, after whose answers the process echoes the end
+line), and the process is kept by the Python worker for its next task of the same model and
+options (PREDICT_KEEP_SECONDS idle), as the classic path's PipeRows keeps it. On Spark 4.1+ a number
 prediction is an Arrow UDF over the features as float32 arrays (only they go to Python, only
 the predictions come back); otherwise `mapInArrow` adds the column to every batch. The model
 travels with the task (its bytes in the function's closure) and is written once per worker.
@@ -24,7 +24,8 @@ import time
 import warnings
 
 from . import options as opts
-from .tasks import GROUP_END, PREDICT_KEEP_SECONDS, PREDICT_WHAT, find_binary, process_env
+from .tasks import (GROUP_END, GROUP_END_RECORD, PREDICT_KEEP_SECONDS, PREDICT_WHAT, find_binary,
+                    process_env)
 
 _END_LINE = (GROUP_END + "\n").encode()
 
@@ -208,7 +209,7 @@ class PredictBatches:
         process = _take(self._command(), self.args.get("env", {}))
         try:
             for batch in batches:
-                data = arrow_rows.compact_lines(arrow_rows.batch_matrix(batch, self.columns))
+                data = arrow_rows.float32_records(arrow_rows.batch_matrix(batch, self.columns))
                 answers = process.answer(data)
                 column = arrow_rows.answers_array(answers, batch.num_rows, self.vector_out)
                 yield pa.RecordBatch.from_arrays(
@@ -229,7 +230,8 @@ class PredictBatches:
         try:
             for array in arrays:
                 batch = pa.RecordBatch.from_arrays([array], names=[name])
-                data = arrow_rows.compact_lines(arrow_rows.batch_matrix(batch, [(name, "array")]))
+                data = arrow_rows.float32_records(
+                    arrow_rows.batch_matrix(batch, [(name, "array")]))
                 yield arrow_rows.answers_array(process.answer(data), len(array), False)
         except BaseException:
             process.kill()
@@ -246,7 +248,7 @@ class PredictBatches:
                 f.write(self.model)
             os.replace(f.name, path)
         return ([binary] + list(self.args.get("global_flags", [])) +
-                ["predict", "--model", path, "--format", "compact", "--group-end", GROUP_END] +
+                ["predict", "--model", path, "--format", "float32", "--group-end", GROUP_END] +
                 list(self.args.get("flags", [])))
 
 
@@ -285,7 +287,7 @@ class _Kept:
         return self.process.poll() is None
 
     def answer(self, data):
-        """What the process answers to `data` (a group's lines), without the end line.
+        """What the process answers to `data` (a group's float32 records), without the end line.
         Raises RuntimeError with its exit status and its last error line when it fails."""
         # A failure quotes this group's lines only: the binary writes a group's own stderr line
         # before its end line, so the previous group's has come before this group starts.
@@ -306,7 +308,7 @@ class _Kept:
     def _write(self, data):
         try:
             self.process.stdin.write(data)
-            self.process.stdin.write(_END_LINE)
+            self.process.stdin.write(GROUP_END_RECORD)
             self.process.stdin.flush()
         except OSError:
             pass  # it stopped reading: its exit status says why

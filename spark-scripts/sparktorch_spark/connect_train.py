@@ -5,7 +5,7 @@ The client maps a DataFrame with `mapInArrow(TrainTask(...), barrier=True)`: a p
 Parquet files becomes `partitions` empty tasks whose binaries read their share of the files
 (connect_plan.parquet_files); any other DataFrame keeps its partitions (coalesced to at most
 the slots; repartitioned to exactly `partitions` when given) and each task's Arrow batches
-become its rank's rows (arrow_rows' `compact` lines on stdin). In the stage, task 0 starts
+become its rank's rows (arrow_rows' `float32` records on stdin). In the stage, task 0 starts
 `sparktorch serve` (the tracker of a synchronous job, the parameter server of a hogwild one) on
 its executor and makes the job's secret; both reach every task through
 `BarrierTaskContext.allGather`, and each task runs `sparktorch train --rank R --world-size N`
@@ -274,7 +274,7 @@ class TrainTask:
             label_width = 0
             if first is not None and spec["label"]:
                 label_width = arrow_rows.batch_matrix(first, spec["label"]).shape[1]
-            rows = ["--format", "compact", "--on-bad-row", spec["on_bad_row"]] + (
+            rows = ["--format", "float32", "--on-bad-row", spec["on_bad_row"]] + (
                 ["--label-col", "0" if label_width <= 1 else "0:%d" % (label_width - 1)]
                 if spec["label"] else ["--no-label"])
         where = ["--tracker" if spec["mode"] == "sync" else "--server", address]
@@ -298,7 +298,7 @@ class TrainTask:
         try:
             for batch in itertools.chain([first] if first is not None else [], batches):
                 matrix = arrow_rows.batch_matrix(batch, spec["label"] + spec["columns"])
-                process.stdin.write(arrow_rows.compact_lines(matrix))
+                process.stdin.write(arrow_rows.float32_records(matrix))
         except arrow_rows.BadRows as e:
             failed.append(str(e))
             process.kill()

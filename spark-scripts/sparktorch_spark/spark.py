@@ -192,11 +192,12 @@ def _prediction(line, vector_out):
                                    functions.lit("]}}"))
         vector = functions.from_json(as_json, StructType([StructField("v", VectorUDT())]))["v"]
         return functions.when(skipped, None).otherwise(vector)
-    outputs = functions.split(text, ",").cast("array<double>")
+    # One output (a class, a binary classifier's 0 or 1, a regression's value): the line is the
+    # number, cast without splitting it (CASE WHEN evaluates only the branch it takes).
     as_doubles = "CAST(split(%s, ',') AS ARRAY<DOUBLE>)" % text_rows.quote(line)
     largest = functions.expr("array_position(%s, array_max(%s)) - 1" % (as_doubles, as_doubles))
     return (functions.when(skipped, None)
-            .when(functions.size(outputs) == 1, outputs[0])
+            .when(functions.instr(text, ",") == 0, text.cast("double"))
             .otherwise(largest.cast("double")))
 
 

@@ -109,6 +109,9 @@ def train_command(candidates, global_flags, *, mode, address, world_size, args):
 # between tasks (sparktorch-spark.jar's PipeRows; `sparktorch predict --group-end`). Rows are
 # numbers, so no row is this line.
 GROUP_END = "#sparktorch-end-of-partition"
+# The same end for a process that reads float32 records: the format's group end record (it
+# answers with GROUP_END's line all the same).
+GROUP_END_RECORD = b"\xfe\xff\xff\xff"
 
 
 def predict_command(candidates, global_flags, *, model_path, vector_out, probabilities=False,

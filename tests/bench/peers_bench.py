@@ -12,7 +12,8 @@ examples/prepare_fashion_mnist.py reads it): fashion_train.parquet (60,000 rows)
 fashion_test.parquet (10,000 rows), each a `label` double and a `features` Spark ML vector
 (dense, pixels / 255), in 2 files. --quick: 6,000 and 1,000 rows, in --work/quick.
 
-Fits (--fit; a list of the names below, or prefixes of them, `all` or `none`): the model of
+Fits (--fit; a list of the names below (a whole name is that entry alone), or prefixes of
+them, `all` or `none`): the model of
 --model (mlp: 784-256-256-10, the default; cnn: examples/fashion_mnist_cnn.json; wide:
 784-2048-2048-10, fashion_mnist_wide_mlp.json here), each tool's PyTorch or spec twin of it,
 Adam lr 1e-3, cross-entropy, batch 128 per task, 3 epochs, 2 tasks:
@@ -508,7 +509,9 @@ def select(spec, names):
     if spec == "none":
         return []
     wanted = [w.strip().lower() for w in spec.split(",") if w.strip()]
-    chosen = [n for n in names if any(n.lower().startswith(w) for w in wanted)]
+    # A whole name is that entry alone ("ours", not ours-lines too); else a prefix of names.
+    chosen = [n for n in names if any(n.lower() == w or (
+        n.lower().startswith(w) and w not in [m.lower() for m in names]) for w in wanted)]
     unknown = [w for w in wanted if not any(n.lower().startswith(w) for n in names)]
     if unknown:
         sys.exit("peers_bench: no entry named %s (there are %s)" % (", ".join(unknown),

@@ -1,10 +1,9 @@
 """sparktorch_spark.arrow_rows without Spark (numpy and pyarrow: the base venv of
 examples/install_python.sh): Arrow columns as Spark Connect's mapInArrow gives them (a Spark ML
-vector is VectorUDT's struct) turned into the binary's `compact` lines, and its answers back
-into Arrow arrays. The lines are checked against the standard library's base64 of each row,
-and read by the binary itself: `sparktorch predict --format compact` of an identity model
-gives the rows back."""
-import base64
+vector is VectorUDT's struct) turned into the binary's `float32` records, and its answers back
+into Arrow arrays. The records are checked against the standard library's struct packing of
+each row, and read by the binary itself: `sparktorch predict --format float32` of an identity
+model gives the rows back."""
 import os
 import struct
 import subprocess
@@ -31,28 +30,27 @@ def sparse(size, indices, values):
     return {"type": 0, "size": size, "indices": indices, "values": values}
 
 
-class CompactLinesTest(unittest.TestCase):
-    def test_each_row_is_the_base64_of_its_float32_values_whatever_its_width(self):
-        for width in (1, 2, 3, 4, 5, 6, 784, 785):
+class Float32RecordsTest(unittest.TestCase):
+    def test_each_row_is_its_count_and_its_float32_values_whatever_its_width(self):
+        for width in (0, 1, 2, 3, 784, 785):
             values = np.random.RandomState(width).randn(7, width).astype(np.float32)
-            want = b"".join(base64.b64encode(struct.pack("<%df" % width, *row)) + b"\n"
-                            for row in values)
-            self.assertEqual(bytes(arrow_rows.compact_lines(values)), want, width)
+            want = b"".join(struct.pack("<I%df" % width, width, *row) for row in values)
+            self.assertEqual(bytes(arrow_rows.float32_records(values)), want, width)
 
     def test_doubles_become_float32_and_no_rows_no_bytes(self):
-        self.assertEqual(bytes(arrow_rows.compact_lines(np.array([[0.1, 2.0]]))),
-                         base64.b64encode(struct.pack("<2f", 0.1, 2.0)) + b"\n")
-        self.assertEqual(bytes(arrow_rows.compact_lines(np.zeros((0, 3)))), b"")
+        self.assertEqual(bytes(arrow_rows.float32_records(np.array([[0.1, 2.0]]))),
+                         struct.pack("<I2f", 2, 0.1, 2.0))
+        self.assertEqual(bytes(arrow_rows.float32_records(np.zeros((0, 3)))), b"")
 
-    def test_the_binary_reads_the_lines_back(self):
+    def test_the_binary_reads_the_records_back(self):
         import torch  # pylint: disable=import-outside-toplevel
         values = np.random.RandomState(0).rand(50, 5).astype(np.float32)
         with tempfile.TemporaryDirectory() as tmp:
             model = os.path.join(tmp, "identity.pt")
             torch.jit.script(torch.nn.Identity()).save(model)
             got = subprocess.run([os.environ["SPARKTORCH"], "-q", "predict", "--model", model,
-                                  "--format", "compact", "--prediction", "vector"],
-                                 input=bytes(arrow_rows.compact_lines(values)),
+                                  "--format", "float32", "--prediction", "vector"],
+                                 input=bytes(arrow_rows.float32_records(values)),
                                  stdout=subprocess.PIPE, check=True).stdout
         np.testing.assert_allclose(np.loadtxt(got.decode().splitlines(), delimiter=","),
                                    values, rtol=1e-6)
