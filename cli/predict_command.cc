@@ -32,7 +32,7 @@ void SetupPredictCommand(CLI::App& app) {
   c->add_option("--model,-m", f.job.model_path, "A trained model or a TorchScript model (.pt)")
       ->required();
   AddRowFormatFlags(c, &f.rows);
-  c->add_option("--batch-size,-b", f.job.batch_size, "Rows per forward pass (default 1024)")
+  c->add_option("--batch-size,-b", f.job.batch_size, "Rows per forward pass (" + DefaultIs(f.job.batch_size) + ")")
       ->check(CLI::PositiveNumber);
   f.prediction_opt = c->add_option("--prediction", f.prediction,
                                    "argmax, vector, probabilities or class (default: the model's)")

@@ -61,7 +61,7 @@ void SetupServeCommand(CLI::App& app) {
   c->add_option("--port-file", f.job.port_file,
                 "Write the HOST:PORT the ranks or workers should use to this file (sync: instead "
                 "of stdout; hogwild: else it is only logged, as stdout carries records)");
-  c->add_option("--timeout", f.job.timeout, "Seconds for every rank or worker to arrive (default 120)")
+  c->add_option("--timeout", f.job.timeout, "Seconds for every rank or worker to arrive (" + DefaultIs(f.job.timeout) + ")")
       ->check(CLI::PositiveNumber);
   c->add_option("--heartbeat-timeout", f.job.heartbeat_timeout,
                 "Seconds of silence after which a rank or worker counts as lost (default 30 for "
@@ -79,9 +79,10 @@ void SetupServeCommand(CLI::App& app) {
   // Hogwild: the model, and how the server applies the workers' gradients.
   HogwildServeOptions& ps = f.job.hogwild;
   const char* g = "Hogwild";
+  const std::string seed_help = "Seed for the initial weights (" + DefaultIs(f.model.seed) + ")";
   AddModelFlags(c, &f.model,
                 {g, "Model: a JSON spec (.json), a TorchScript model or a trained model (.pt)",
-                 "Seed for the initial weights (default 0)",
+                 seed_help.c_str(),
                  "Write the final model to this file instead of model records on stdout", g, g});
   f.hogwild_only = f.model.all();
   f.hogwild_only.insert(f.hogwild_only.end(), {
@@ -97,7 +98,8 @@ void SetupServeCommand(CLI::App& app) {
                   "Serialise pull, compute and push across workers (SparkTorch's acquireLock)")
           ->group(g),
       c->add_option("--pull-every", ps.pull_every,
-                    "Steps a worker takes on its own copy between pulls (default 1)")
+                    "Steps a worker takes on its own copy between pulls (" +
+                        DefaultIs(ps.pull_every) + ")")
           ->check(CLI::PositiveNumber)
           ->group(g),
       c->add_option("--max-staleness", f.job.max_staleness,

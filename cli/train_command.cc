@@ -88,27 +88,31 @@ void SetupTrainCommand(CLI::App& app) {
   TrainFlags& f = *flags;
   CLI::App* c = app.add_subcommand(
       "train", "Train a model on rows from stdin or files; write the model and records to stdout");
+  const std::string seed_help =
+      "Seed for weights, dropout and shuffling (" + DefaultIs(f.model.seed) + ")";
   AddModelFlags(c, &f.model,
                 {nullptr,
                  "Model: a JSON spec (.json), a TorchScript model or a trained model (.pt); "
                  "required, except in hogwild mode",
-                 "Seed for weights, dropout and shuffling (default 0)",
+                 seed_help.c_str(),
                  "Write the model to this file instead of model records on stdout", "Training",
                  "Output"});
   AddRowFormatFlags(c, &f.rows);
 
-  c->add_option("--epochs,-e", f.job.epochs, "Passes over the rows (default 10)")
+  c->add_option("--epochs,-e", f.job.epochs,
+                "Passes over the rows (" + DefaultIs(f.job.epochs) + ")")
       ->check(CLI::PositiveNumber)
       ->group("Training");
   c->add_option("--batch-size,-b", f.job.batch_size,
-                "Rows per step; -1 for the whole partition (default 64)")
+                "Rows per step; -1 for the whole partition (" + DefaultIs(f.job.batch_size) + ")")
       ->group("Training");
   c->add_option("--steps-per-epoch", f.job.steps_per_epoch,
                 "Steps an epoch, each of --batch-size rows, drawn on from shuffled passes over the "
-                "rows; 0: one pass (default 0)")
+                "rows; 0: one pass (" + DefaultIs(f.job.steps_per_epoch) + ")")
       ->group("Training");
   c->add_option("--validation-pct", f.job.validation_fraction,
-                "Fraction of rows held out for validation, in [0, 1) (default 0)")
+                "Fraction of rows held out for validation, in [0, 1) (" +
+                    DefaultIs(f.job.validation_fraction) + ")")
       ->group("Training");
   f.patience_opt = c->add_option("--early-stop-patience", f.job.early_stop_patience,
                 "Stop after this many epochs without a better (validation) loss; 0: never")
@@ -126,7 +130,7 @@ void SetupTrainCommand(CLI::App& app) {
       ->group("Training");
   c->add_option("--lr-scaling", f.job.lr_scaling,
                 "The lr for N synchronous ranks: none (as given), linear (times N) or sqrt (times "
-                "the square root of N); default none")
+                "the square root of N); " + DefaultIs(f.job.lr_scaling))
       ->check(CLI::IsMember({"none", "linear", "sqrt"}))
       ->group("Training");
   c->add_option("--checkpoint-every", f.job.checkpoint_every,
@@ -153,7 +157,7 @@ void SetupTrainCommand(CLI::App& app) {
       ->group("Training");
   c->add_option("--partition-shuffles", f.job.partition_shuffles,
                 "Rounds of --epochs passes, each from a fresh shuffle of the rows (SparkTorch's "
-                "partitionShuffles; default 1)")
+                "partitionShuffles; " + DefaultIs(f.job.partition_shuffles) + ")")
       ->check(CLI::PositiveNumber)
       ->group("Training");
   c->add_option("--threads,-t", f.launch.threads, "CPU threads (default: OMP_NUM_THREADS, else 1)")
@@ -202,7 +206,8 @@ void SetupTrainCommand(CLI::App& app) {
       ->group("Distributed");
   c->add_option("--timeout", f.launch.timeout,
                 "Seconds to reach the tracker and for every rank to arrive; for a hogwild worker, to "
-                "reach the server and for each of its answers (default 120)")
+                "reach the server and for each of its answers (" +
+                    DefaultIs(f.launch.timeout) + ")")
       ->check(CLI::PositiveNumber)
       ->group("Distributed");
 

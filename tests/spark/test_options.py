@@ -4,6 +4,7 @@ Environment: SPARKTORCH, REPO, DATA (see stage.py)."""
 import contextlib
 import io
 import os
+import re
 import subprocess
 import tempfile
 import time
@@ -119,6 +120,66 @@ class TrainOptionsTest(unittest.TestCase):
         o = TrainOptions(torchObj=SPEC, mode="async", useBarrier=False, acquireLock=True,
                          pullEvery=3, miniBatch=-1, earlyStopPatience=-1)
         self.assertEqual(o.check(), "hogwild")
+
+
+def help_defaults(command):
+    """{flag: its default as `sparktorch COMMAND --help` says it ("default 10")}."""
+    text = subprocess.run([SPARKTORCH, command, "--help"], stdout=subprocess.PIPE, check=True,
+                          universal_newlines=True).stdout
+    described, flags = {}, []
+    for line in text.splitlines():
+        words = line.split()
+        if line.startswith("  -") and words:
+            flags = [f for f in words[0].split(",") if f.startswith("--")]
+            line = " ".join(words[2:])
+        for flag in flags:
+            described[flag] = described.get(flag, "") + " " + line
+    found = {}
+    for flag, description in described.items():
+        match = re.search(r"default ([^ ),;]+)", description)
+        if match and not match.group(1).endswith(":"):
+            found[flag] = match.group(1)
+    return found
+
+
+class DefaultsAgreeTest(unittest.TestCase):
+    """Each default is written once: the table (options.TRAIN_OPTIONS) for the Spark layer, the
+    options structs for the binary (whose help reads them). What repeats them must agree: the
+    ML stage's keyword signatures (PySpark's keyword_only needs them spelled out) and the
+    binary's flags that the options become."""
+
+    def test_the_ml_stage_signatures_are_the_tables_defaults(self):
+        import ast  # pylint: disable=import-outside-toplevel
+        with open(os.path.join(REPO, "spark-scripts", "sparktorch_spark", "ml.py")) as f:
+            tree = ast.parse(f.read())
+        stage = next(n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "SparkTorch")
+        table = {name: default for name, (default, _, _) in opts.TRAIN_OPTIONS.items()}
+        for method in ("__init__", "setParams"):
+            fn = next(n for n in stage.body if isinstance(n, ast.FunctionDef) and n.name == method)
+            signature = {a.arg: ast.literal_eval(d)
+                         for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults)}
+            self.assertEqual(signature, table, "SparkTorch.%s's keyword defaults" % method)
+
+    def test_the_binarys_defaults_are_the_tables(self):
+        train, serve, predict = (help_defaults(c) for c in ("train", "serve", "predict"))
+        table = {name: default for name, (default, _, _) in opts.TRAIN_OPTIONS.items()}
+        for option, (helps, flag) in {"iters": (train, "--epochs"),
+                                      "miniBatch": (train, "--batch-size"),
+                                      "seed": (train, "--seed"),
+                                      "validationPct": (train, "--validation-pct"),
+                                      "partitionShuffles": (train, "--partition-shuffles"),
+                                      "lrScaling": (train, "--lr-scaling"),
+                                      "pullEvery": (serve, "--pull-every")}.items():
+            self.assertIn(flag, helps, "%s says no default" % flag)
+            binary = helps[flag]
+            ours = table[option]
+            self.assertEqual(type(ours)(binary) if not isinstance(ours, str) else binary, ours,
+                             "%s (default %s) against %s's %s" % (option, ours, flag, binary))
+        import inspect  # pylint: disable=import-outside-toplevel
+        self.assertEqual(int(predict["--batch-size"]),
+                         inspect.signature(spark.predict).parameters["batch_size"].default,
+                         "spark.predict's batch_size against predict --batch-size")
+        self.assertEqual(train["--epochs"], "10")  # the parse itself, on a known value
 
 
 class FlagsTest(unittest.TestCase):
