@@ -91,15 +91,20 @@ int ResumedOptimizer(const HogwildServeOptions& options, const ModelPlan& plan, 
   return epochs;
 }
 
-}  // namespace
+// The model the server trains, planned and built from the flags, with its loss and optimizer;
+// refuses what a server cannot run (a one-cycle schedule, a model whose input it cannot know).
+struct ServedModel {
+  ModelPlan plan;
+  Loss loss;
+  json optimizer_spec;
+};
 
-void RunHogwildServe(const HogwildServeOptions& options, ParameterServerOptions server_options,
-                     const std::function<void(int port)>& announce, std::FILE* out) {
-  const c10::Device device(torch::kCPU);
-  ModelPlan plan = PlanModel(options.model, ParseShape(options.model.input_shape, "--input-shape"), device);
+ServedModel PlanServedModel(const HogwildServeOptions& options, const c10::Device& device) {
+  ModelPlan plan =
+      PlanModel(options.model, ParseShape(options.model.input_shape, "--input-shape"), device);
   torch::manual_seed(options.seed);  // the initial weights every worker starts from
-  const Loss loss = Loss::FromSpec(plan.loss_spec);
-  const json optimizer_spec = CompleteOptimizerSpec(plan.optimizer_spec);
+  Loss loss = Loss::FromSpec(plan.loss_spec);
+  json optimizer_spec = CompleteOptimizerSpec(plan.optimizer_spec);
   plan.lr_schedule_spec = CompleteLrScheduleSpec(plan.lr_schedule_spec);
   if (plan.lr_schedule_spec.is_object() && plan.lr_schedule_spec.value("type", "") == "one_cycle") {
     throw UsageError("--lr-schedule one_cycle: a hogwild server cannot know the steps of the run "
@@ -112,51 +117,34 @@ void RunHogwildServe(const HogwildServeOptions& options, ParameterServerOptions 
   }
   BuildModel(plan, 0, device);
   if (const std::string why = loss.CheckWeights(plan.output_shape); !why.empty()) throw SpecError(why);
-  torch::jit::Module& module = *plan.module;
+  return {std::move(plan), std::move(loss), std::move(optimizer_spec)};
+}
 
-  Manifest manifest = PlanManifest(plan, loss, optimizer_spec, RowFormat(), false,
-                                   DefaultPrediction(loss.name()));
-  manifest.training = {{"mode", "hogwild"}};
+// The trained model's manifest "training" object: how the server ran.
+json HogwildTraining(const HogwildServeOptions& options, const ParameterServerOptions& server,
+                     const ParameterServerReport& report, int epochs_before) {
+  return {{"mode", "hogwild"},
+          {"launcher", "serve"},
+          {"epochs_run", epochs_before + (report.epochs.empty() ? 0 : report.epochs.back().epoch)},
+          {"world_size", server.world_size},
+          {"workers_finished", report.finished.size()},
+          {"lock", server.lock},
+          {"pull_every", server.pull_every},
+          {"max_staleness", server.max_staleness},
+          {"early_stop_patience", server.early_stop_patience},
+          {"updates", report.updates},
+          {"seed", options.seed},
+          {"device", "cpu"}};
+}
 
-  server_options.model = SerializeModel(module, manifest);
-  server_options.optimizer = optimizer_spec;
-  server_options.lr_schedule = plan.lr_schedule_spec;
-  server_options.check_feature_scale =
-      plan.source == "spec" && SpecTakesFeaturesAsTheyAre(plan.spec);
-  const int epochs_before = ResumedOptimizer(options, plan, optimizer_spec, &server_options);
-  std::vector<at::Tensor> params;
-  for (const torch::Tensor& p : module.parameters()) params.push_back(p);
-  int64_t num_params = 0;
-  for (const at::Tensor& p : params) num_params += p.numel();
-  ParameterServer server(server_options, params);
-  spdlog::info("parameter server for {} worker{}: {} parameters, loss {}, optimizer {}{}{}{}",
-               server_options.world_size, server_options.world_size == 1 ? "" : "s", num_params, loss.name(), optimizer_spec.dump(),
-               server_options.lock ? ", lock" : "",
-               server_options.pull_every > 1 ? ", pull every " + std::to_string(server_options.pull_every) + " steps" : "",
-               server_options.max_staleness >= 0 ? ", max staleness " + std::to_string(server_options.max_staleness) : "");
-  announce(server.port());
-  ParameterServerReport report = server.Run();
-
-  const json lost = LostWorkers(report, server_options.world_size);
-  FinishManifest(report, plan, &manifest);
-  manifest.training = {{"mode", "hogwild"},
-                       {"launcher", "serve"},
-                       {"epochs_run", epochs_before + (report.epochs.empty() ? 0 : report.epochs.back().epoch)},
-                       {"world_size", server_options.world_size},
-                       {"workers_finished", report.finished.size()},
-                       {"lock", server_options.lock},
-                       {"pull_every", server_options.pull_every},
-                       {"max_staleness", server_options.max_staleness},
-                       {"early_stop_patience", server_options.early_stop_patience},
-                       {"updates", report.updates},
-                       {"seed", options.seed},
-                       {"device", "cpu"}};
-
-  RecordWriter records(out, "stdout");
-  WriteJobModel(records, options.output_path, module, manifest, server.OptimizerState());
+// The summary record of a served job: the manifest's metrics, the workers (`lost`:
+// LostWorkers's) and the updates.
+json HogwildSummary(const Manifest& manifest, const ParameterServerOptions& server,
+                    const ParameterServerReport& report, const json& lost,
+                    const std::vector<at::Tensor>& params, const std::string& output_path) {
   json summary = manifest.metrics;
   summary["mode"] = "hogwild";
-  summary["world_size"] = server_options.world_size;
+  summary["world_size"] = server.world_size;
   summary["workers_finished"] = report.finished;
   summary["workers_lost"] = lost;
   summary["updates"] = report.updates;
@@ -170,14 +158,53 @@ void RunHogwildServe(const HogwildServeOptions& options, ParameterServerOptions 
   char checksum[16];
   std::snprintf(checksum, sizeof checksum, "%08x", ParametersCrc32(params));
   summary["weights_crc32"] = checksum;
-  if (!options.output_path.empty()) summary["model_path"] = options.output_path;
-  records.WriteSummary(summary.dump());
+  if (!output_path.empty()) summary["model_path"] = output_path;
+  return summary;
+}
+
+}  // namespace
+
+void RunHogwildServe(const HogwildServeOptions& options, ParameterServerOptions server_options,
+                     const std::function<void(int port)>& announce, std::FILE* out) {
+  const c10::Device device(torch::kCPU);
+  ServedModel served = PlanServedModel(options, device);
+  ModelPlan& plan = served.plan;
+  torch::jit::Module& module = *plan.module;
+  Manifest manifest = PlanManifest(plan, served.loss, served.optimizer_spec, RowFormat(), false,
+                                   DefaultPrediction(served.loss.name()));
+  manifest.training = {{"mode", "hogwild"}};
+
+  server_options.model = SerializeModel(module, manifest);
+  server_options.optimizer = served.optimizer_spec;
+  server_options.lr_schedule = plan.lr_schedule_spec;
+  server_options.check_feature_scale =
+      plan.source == "spec" && SpecTakesFeaturesAsTheyAre(plan.spec);
+  const int epochs_before = ResumedOptimizer(options, plan, served.optimizer_spec, &server_options);
+  std::vector<at::Tensor> params;
+  for (const torch::Tensor& p : module.parameters()) params.push_back(p);
+  int64_t num_params = 0;
+  for (const at::Tensor& p : params) num_params += p.numel();
+  ParameterServer server(server_options, params);
+  spdlog::info("parameter server for {} worker{}: {} parameters, loss {}, optimizer {}{}{}{}",
+               server_options.world_size, server_options.world_size == 1 ? "" : "s", num_params,
+               served.loss.name(), served.optimizer_spec.dump(), server_options.lock ? ", lock" : "",
+               server_options.pull_every > 1 ? ", pull every " + std::to_string(server_options.pull_every) + " steps" : "",
+               server_options.max_staleness >= 0 ? ", max staleness " + std::to_string(server_options.max_staleness) : "");
+  announce(server.port());
+  ParameterServerReport report = server.Run();
+
+  const json lost = LostWorkers(report, server_options.world_size);  // throws without a model
+  FinishManifest(report, plan, &manifest);
+  manifest.training = HogwildTraining(options, server_options, report, epochs_before);
+  RecordWriter records(out, "stdout");
+  WriteJobModel(records, options.output_path, module, manifest, server.OptimizerState());
+  records.WriteSummary(
+      HogwildSummary(manifest, server_options, report, lost, params, options.output_path).dump());
   records.Flush();
   spdlog::info("{} updates applied ({} dropped as stale, staleness max {} mean {:.2f}), final loss {}",
                report.updates, report.dropped, report.max_staleness, report.mean_staleness,
                report.epochs.empty() ? std::string("unknown")
                                      : fmt::format("{:.4f}", report.epochs.back().train_loss));
 }
-
 
 }  // namespace sparktorch
