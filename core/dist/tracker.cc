@@ -11,7 +11,7 @@
 
 #include "core/dist/tracker_checkpoint.h"
 #include "core/net/random_hex.h"
-#include "core/train/epoch_progress.h"
+#include "core/progress/epoch_progress.h"
 #include "formats/error.h"
 #include "formats/hmac_sha256.h"
 

@@ -7,7 +7,7 @@
 #include "core/jobs/row_plan.h"
 #include "core/model/model_file.h"
 #include "core/net/errors.h"
-#include "core/train/epoch_progress.h"
+#include "core/progress/epoch_progress.h"
 #include "core/train/feature_scale.h"
 #include "core/train/lr_schedule.h"
 #include "core/train/optimizer.h"

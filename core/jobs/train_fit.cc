@@ -7,7 +7,7 @@
 #include "core/jobs/train_steps.h"
 #include "core/model/model_file.h"
 #include "core/model/shape.h"
-#include "core/train/epoch_progress.h"
+#include "core/progress/epoch_progress.h"
 #include "core/train/optimizer.h"
 #include "core/train/optimizer_state.h"
 #include "formats/error.h"

@@ -1,7 +1,7 @@
 #include <cstdio>
 
 #include "core/jobs/train_steps.h"
-#include "core/train/epoch_progress.h"
+#include "core/progress/epoch_progress.h"
 
 // What a train job writes: the trained model's manifest, prediction records, the model (rank 0)
 // and the summary record.

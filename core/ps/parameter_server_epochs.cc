@@ -10,7 +10,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/ps/parameter_server.h"
-#include "core/train/epoch_progress.h"
+#include "core/progress/epoch_progress.h"
 
 namespace sparktorch {
 

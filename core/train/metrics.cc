@@ -21,12 +21,6 @@ void AddTo(std::vector<double>& sums, size_t offset, const torch::Tensor& values
 
 }  // namespace
 
-const std::vector<std::string>& MetricNames() {
-  static const std::vector<std::string> kNames = {"top5_accuracy", "precision", "recall", "auc",
-                                                  "mse", "mae", "r2"};
-  return kNames;
-}
-
 MetricSums::MetricSums(const std::string& loss, int64_t outputs)
     : loss_(loss), outputs_(std::max<int64_t>(outputs, 1)) {
   if (loss == "cross_entropy" || loss == "nll") {

@@ -8,14 +8,11 @@
 
 #include <torch/types.h>
 
+#include "core/progress/epoch_progress.h"
+
 namespace sparktorch {
 
-// Named metrics in the order progress lines show them: {"precision", 0.91}, ...
-using MetricList = std::vector<std::pair<std::string, double>>;
-
-// The names a task's metrics can have besides accuracy, in that order (for readers of
-// --metrics JSON: train_NAME, validation_NAME).
-const std::vector<std::string>& MetricNames();
+// MetricList and MetricNames (the names, in order): core/progress/epoch_progress.h.
 
 // The metrics that fit a loss, summed over batches as plain numbers so that ranks can all-reduce
 // them (sums()) before Finish:

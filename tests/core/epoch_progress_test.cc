@@ -1,4 +1,4 @@
-#include "core/train/epoch_progress.h"
+#include "core/progress/epoch_progress.h"
 
 #include <cmath>
 

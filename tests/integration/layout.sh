@@ -3,8 +3,9 @@
 # source tree: cli/ includes of the project only core/jobs/ headers and core/version.h; the
 # core/jobs headers it includes hold the jobs' plain options, so they include nothing but each
 # other and the standard library (nlohmann::json, which inspect prints, aside: no torch, no MPI,
-# no lower layer); formats/ includes nothing of core/ or cli/; no .cc in core/
-# or formats/ and no .py in spark-scripts/ is over 400 lines. The binary is not run.
+# no lower layer); formats/ includes nothing of core/ or cli/; core's rooms include only rooms
+# below them (no climb back); no .cc in core/ or formats/ and no .py in spark-scripts/ is over
+# 400 lines. The binary is not run.
 source "$(dirname "$0")/lib.sh"
 setup_workdir layout
 cd "$REPO"
@@ -45,6 +46,31 @@ bad=$(project_includes $(find formats -name '*.h' -o -name '*.cc') | grep -E ':"
 [[ -z $bad ]] || fail "formats/ reaches up:
 $bad"
 echo "  ok"
+
+check "core's rooms point one way: jobs -> ps -> train -> dist -> model -> data, each also on net, progress and core/*.h; progress on nothing (and no torch)"
+# The rooms a room's files may include besides its own ("base": core/device.h, files.h,
+# version.h). ARCHITECTURE in man/sparktorch-spark.7 draws the same order.
+declare -A below=([jobs]="ps train dist model data net progress base"
+                  [ps]="train dist model data net progress base"
+                  [train]="dist model data net progress base" [dist]="model data net progress base"
+                  [model]="data net progress base" [data]="net progress base" [net]="base"
+                  [progress]="")
+rooms=$(find core -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | tr '\n' ' ')
+[[ $rooms == "data dist jobs model net progress ps train " ]] ||
+  fail "core's rooms are $rooms; give a new one its place in layout.sh and ARCHITECTURE"
+checked=0
+for room in "${!below[@]}"; do
+  while IFS= read -r line; do
+    file=${line%%:*}
+    target=$(sed 's/.*"core\/\([^"]*\)".*/\1/' <<<"$line")
+    [[ $target == */* ]] && to=${target%%/*} || to=base
+    [[ $to == "$room" || " ${below[$room]} " == *" $to "* ]] ||
+      fail "$file (core/$room) includes core/$target: $room may include ${below[$room]:-nothing} of core"
+    checked=$((checked + 1))
+  done < <(grep -Hn '^#include "core/' core/"$room"/*.h core/"$room"/*.cc)
+done
+! grep -qE '^#include <(torch|ATen|c10)' core/progress/* || fail "core/progress includes torch"
+echo "  ok: $checked includes between core's rooms"
 
 check "no .cc in core/ or formats/ and no .py in spark-scripts/ over 400 lines"
 

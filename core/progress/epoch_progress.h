@@ -1,14 +1,24 @@
-#ifndef SPARKTORCH_CORE_TRAIN_EPOCH_PROGRESS_H_
-#define SPARKTORCH_CORE_TRAIN_EPOCH_PROGRESS_H_
+#ifndef SPARKTORCH_CORE_PROGRESS_EPOCH_PROGRESS_H_
+#define SPARKTORCH_CORE_PROGRESS_EPOCH_PROGRESS_H_
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "core/train/metrics.h"
-
+// Progress: an epoch as people and programs follow a job. Torch-free, below the trainer
+// (core/train), the tracker (core/dist) and the parameter server (core/ps), which all report
+// epochs with it.
 namespace sparktorch {
+
+// Named metrics in the order progress lines show them: {"precision", 0.91}, ...
+using MetricList = std::vector<std::pair<std::string, double>>;
+
+// The names a task's metrics can have besides accuracy, in that order (for readers of
+// --metrics JSON: train_NAME, validation_NAME); core/train/metrics.h computes them.
+const std::vector<std::string>& MetricNames();
 
 // One epoch as a person following a job reads it: the line that `train` (rank 0), the tracker
 // of a synchronous job and the parameter server of a hogwild job log after every epoch.
@@ -86,4 +96,4 @@ std::optional<EpochProgress> EpochProgressFromJson(const nlohmann::json& j);
 
 }  // namespace sparktorch
 
-#endif  // SPARKTORCH_CORE_TRAIN_EPOCH_PROGRESS_H_
+#endif  // SPARKTORCH_CORE_PROGRESS_EPOCH_PROGRESS_H_

@@ -1,10 +1,16 @@
-#include "core/train/epoch_progress.h"
+#include "core/progress/epoch_progress.h"
 
 #include <cstdint>
 #include <cstdio>
 #include <limits>
 
 namespace sparktorch {
+
+const std::vector<std::string>& MetricNames() {
+  static const std::vector<std::string> kNames = {"top5_accuracy", "precision", "recall", "auc",
+                                                  "mse", "mae", "r2"};
+  return kNames;
+}
 namespace {
 
 std::string Fixed(double x, int digits) {
