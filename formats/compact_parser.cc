@@ -16,17 +16,6 @@ namespace {
 // The characters of base64 text before the one holding the first bit of decoded byte `byte`.
 size_t CharacterOfByte(size_t byte) { return byte * 8 / 6; }
 
-void ThrowNonFinite(const std::vector<float>& values, size_t base64_column) {
-  for (size_t i = 0; i < values.size(); ++i) {
-    const float v = values[i];
-    if (std::isfinite(v)) continue;
-    const char* text = std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
-    throw RowError(
-        std::string("expected a finite number, got ") + text + " in column " + std::to_string(i),
-        base64_column + CharacterOfByte(4 * i));
-  }
-}
-
 // Decodes base64 `text` into *values when it is valid and holds whole float32 values; returns
 // false, with *values left in any state, otherwise.
 bool TryDecode(std::string_view text, std::vector<float>* values) {
@@ -88,14 +77,7 @@ void CompactParser::Parse(std::string_view line, Row* row) {
   }
 #endif
   if (!allow_nan_) {
-    // A branch-free pass that vectorises; the slow search runs only for a bad row.
-    bool non_finite = false;
-    for (const float& v : f) {
-      uint32_t bits;
-      std::memcpy(&bits, &v, 4);
-      non_finite |= (bits & 0x7f800000u) == 0x7f800000u;
-    }
-    if (non_finite) ThrowNonFinite(f, column);
+    CheckFloatsFinite(f, [column](size_t i) { return column + CharacterOfByte(4 * i); });
   }
   layout_.Split(static_cast<int64_t>(f.size()), -1, row);
 }

@@ -6,12 +6,16 @@
 #include <optional>
 
 #include "formats/error.h"
+#include "formats/number_parse.h"
 
 namespace sparktorch {
 namespace {
 
-constexpr size_t kInitialBufferBytes = size_t{1} << 20;
+constexpr size_t kInitialBufferBytes = size_t{1} << 16;  // grows for a larger record
 constexpr size_t kHeadBytes = 4;
+// The largest size of a sparse row, as the vector format's (a small record must not make a
+// row of gigabytes).
+constexpr uint32_t kMaxSparseSize = uint32_t{1} << 28;
 
 uint32_t LoadU32(const char* p) {
   uint32_t v;
@@ -34,17 +38,6 @@ size_t PayloadBytes(uint32_t head) {
   if (head == kFloat32NullRow || head == kFloat32GroupEnd) return 0;
   if (head & kFloat32SparseBit) return 4 + size_t{8} * (head & ~kFloat32SparseBit);
   return size_t{4} * head;
-}
-
-void ThrowNonFinite(const std::vector<float>& values) {
-  for (size_t i = 0; i < values.size(); ++i) {
-    const float v = values[i];
-    if (std::isfinite(v)) continue;
-    const char* text = std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf";
-    throw RowError(
-        std::string("expected a finite number, got ") + text + " in column " + std::to_string(i),
-        0);
-  }
 }
 
 }  // namespace
@@ -106,15 +99,24 @@ Float32Parser::Float32Parser(const RowFormat& format)
 
 void Float32Parser::Parse(std::string_view record, Row* row) {
   row->id.clear();
+  if (record.size() < kHeadBytes) {
+    throw RowError("not a float32 record: " + std::to_string(record.size()) + " bytes", 0);
+  }
   const uint32_t head = LoadU32(record.data());
   if (head == kFloat32NullRow) throw RowError("a null row", 0);
+  if (head == kFloat32GroupEnd) throw RowError("a group end record, not a row", 0);
+  if (record.size() != kHeadBytes + PayloadBytes(head)) {
+    throw RowError("not a float32 record: " + std::to_string(record.size()) +
+                       " bytes, its head says " + std::to_string(kHeadBytes + PayloadBytes(head)),
+                   0);
+  }
   std::vector<float>& f = row->features;
   const char* p = record.data() + kHeadBytes;
   if (head & kFloat32SparseBit) {
     const size_t count = head & ~kFloat32SparseBit;
     const uint32_t size = LoadU32(p);
-    if (size >= kFloat32SparseBit) {
-      throw RowError("a sparse row of size " + std::to_string(size) + ", over 2^31 - 1", 0);
+    if (size > kMaxSparseSize) {
+      throw RowError("a sparse row of size " + std::to_string(size) + ", over 2^28", 0);
     }
     f.assign(size, 0.0f);
     const char* indices = p + 4;
@@ -142,16 +144,8 @@ void Float32Parser::Parse(std::string_view record, Row* row) {
     for (size_t k = 0; k < head; ++k) f[k] = LoadF32(p + 4 * k);
 #endif
   }
-  if (!allow_nan_) {
-    // A branch-free pass that vectorises; the slow search runs only for a bad row.
-    bool non_finite = false;
-    for (const float& v : f) {
-      uint32_t bits;
-      std::memcpy(&bits, &v, 4);
-      non_finite |= (bits & 0x7f800000u) == 0x7f800000u;
-    }
-    if (non_finite) ThrowNonFinite(f);
-  }
+  if (f.empty()) throw RowError("a row with no values", 0);
+  if (!allow_nan_) CheckFloatsFinite(f, [](size_t) { return size_t{0}; });
   layout_.Split(static_cast<int64_t>(f.size()), -1, row);
 }
 

@@ -68,8 +68,9 @@ class Float32RecordReader {
 };
 
 // Turns one record of Float32RecordReader into a Row: the analogue of CompactParser. Throws
-// RowError for a null row, a sparse row whose indices are out of order or out of range, the
-// wrong number of values, or (unless the format allows them) NaN and Inf values.
+// RowError for a null row, a row of no values, a sparse row whose indices are out of order or
+// out of range, the wrong number of values, (unless the format allows them) NaN and Inf
+// values, and bytes that are not one whole record.
 class Float32Parser : public RowParser {
  public:
   // Throws UsageError for a layout that cannot work (see ColumnLayout); the format has no id.

@@ -133,4 +133,11 @@ float ParseFieldValue(std::string_view field, size_t column, bool allow_nan) {
   return v;
 }
 
+void ThrowNonFiniteValue(float value, size_t index, size_t column) {
+  const char* text = std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+  throw RowError(
+      std::string("expected a finite number, got ") + text + " in column " + std::to_string(index),
+      column);
+}
+
 }  // namespace sparktorch

@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sparktorch {
 
@@ -146,6 +147,29 @@ std::string DescribeByteForMessage(char c);
 // column of the field) with `expected a number, got "abc"` when it is not a number, and with
 // `expected a finite number, got "nan"` when it is NaN or +-Inf and !allow_nan.
 float ParseFieldValue(std::string_view field, size_t column, bool allow_nan);
+
+// Throws RowError `expected a finite number, got nan in column 3` at `column` for `value`, the
+// value of column `index` (0-based) of a row of binary float32 values (compact, float32).
+[[noreturn]] void ThrowNonFiniteValue(float value, size_t index, size_t column);
+
+// Checks a row of binary float32 values for NaN and +-Inf: a branch-free pass that vectorises,
+// then, only for a bad row, ThrowNonFiniteValue for its first such value at
+// `column_of(index)`.
+template <typename ColumnOf>
+void CheckFloatsFinite(const std::vector<float>& values, ColumnOf column_of) {
+  bool non_finite = false;
+  for (const float& v : values) {
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    non_finite |= (bits & 0x7f800000u) == 0x7f800000u;
+  }
+  if (!non_finite) return;
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &values[i], 4);
+    if ((bits & 0x7f800000u) == 0x7f800000u) ThrowNonFiniteValue(values[i], i, column_of(i));
+  }
+}
 
 }  // namespace sparktorch
 

@@ -348,17 +348,23 @@ TEST(ReadDataset, RefusesRowsThatDisagreeOnLabelWidth) {
 namespace sparktorch {
 namespace {
 
-// The labels of the rows rank `rank` of `world` reads from `inputs`.
-std::vector<float> SharedLabels(const std::vector<std::string>& inputs, int rank, int world,
-                                bool header = false) {
-  RowSourceOptions options = Csv();
-  options.format.header = header;
+// The labels of the rows rank `rank` of `world` reads from `inputs` with `options`.
+std::vector<float> LabelsOfShare(const std::vector<std::string>& inputs, RowSourceOptions options,
+                                 int rank, int world) {
   options.share_rank = rank;
   options.share_world = world;
   RowSource source(inputs, options);
   std::vector<float> labels;
   for (const ReadRow& row : ReadAll(source)) labels.push_back(row.label[0]);
   return labels;
+}
+
+// The same for csv inputs, with or without a header line.
+std::vector<float> SharedLabels(const std::vector<std::string>& inputs, int rank, int world,
+                                bool header = false) {
+  RowSourceOptions options = Csv();
+  options.format.header = header;
+  return LabelsOfShare(inputs, options, rank, world);
 }
 
 TEST(RowSourceShare, AtLeastAsManyFilesAsRanksGoesByFile) {
@@ -421,12 +427,7 @@ std::vector<float> Float32Labels(const std::vector<std::string>& inputs, int ran
   RowSourceOptions options;
   options.format.kind = RowFormatKind::kFloat32;
   options.on_bad_row = policy;
-  options.share_rank = rank;
-  options.share_world = world;
-  RowSource source(inputs, options);
-  std::vector<float> labels;
-  for (const ReadRow& row : ReadAll(source)) labels.push_back(row.label[0]);
-  return labels;
+  return LabelsOfShare(inputs, options, rank, world);
 }
 
 TEST(RowSourceFloat32, FewerFilesThanRanksGoByContiguousRecordRanges) {

@@ -154,6 +154,18 @@ TEST(Float32Parser, RefusesBadRowsWithWhatIsWrong) {
   EXPECT_EQ(ErrorOf(parser.get(), Float32Record({1, 2})), "no error");
 }
 
+TEST(Float32Parser, RefusesARowOfNoValuesAndBytesThatAreNotOneRecord) {
+  auto parser = MakeRowParser(Float32(0, LabelPresence::kNone));
+  EXPECT_EQ(ErrorOf(parser.get(), Float32Record({})), "0: a row with no values");
+  EXPECT_EQ(ErrorOf(parser.get(), Sparse(0, {}, {})), "0: a row with no values");
+  EXPECT_EQ(ErrorOf(parser.get(), std::string("\x01\x00", 2)), "0: not a float32 record: 2 bytes");
+  EXPECT_EQ(ErrorOf(parser.get(), Float32Record({1, 2}).substr(0, 8)),
+            "0: not a float32 record: 8 bytes, its head says 12");
+  EXPECT_EQ(ErrorOf(parser.get(), U32(kFloat32GroupEnd)), "0: a group end record, not a row");
+  EXPECT_EQ(ErrorOf(parser.get(), Sparse(uint32_t{1} << 29, {}, {})),
+            "0: a sparse row of size 536870912, over 2^28");
+}
+
 TEST(Float32Parser, AcceptsNanWhenTheFormatAllowsIt) {
   RowFormat format = Float32(0, LabelPresence::kNone);
   format.allow_nan = true;

@@ -1,5 +1,5 @@
 // libFuzzer target for the row parsers (formats/row_parser.h): the text a Spark partition
-// pipes into sparktorch.
+// pipes into sparktorch, and the same bytes as float32 records (formats/float32_records.h).
 //
 // The input is split into lines as the row source splits it, and every line is given, in order,
 // to one parser per format setting below, so that parsers that learn the number of features
@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "formats/error.h"
+#include "formats/float32_records.h"
+#include "formats/line_reader.h"
 #include "formats/row.h"
 #include "formats/row_format.h"
 #include "formats/row_parser.h"
@@ -94,6 +96,19 @@ std::vector<RowFormat> Formats() {
   return formats;
 }
 
+// The float32 record format, as the row source reads it: records, not lines.
+std::vector<RowFormat> RecordFormats() {
+  std::vector<RowFormat> formats = {Format(RowFormatKind::kFloat32, LabelPresence::kRequired),
+                                    Format(RowFormatKind::kFloat32, LabelPresence::kNone),
+                                    Format(RowFormatKind::kFloat32, LabelPresence::kOptional, 3)};
+  RowFormat f = Format(RowFormatKind::kFloat32, LabelPresence::kRequired);
+  f.label_col = -2;
+  f.label_count = 2;
+  f.allow_nan = true;
+  formats.push_back(f);
+  return formats;
+}
+
 [[noreturn]] void Fail(const RowFormat& format, size_t line, const std::string& what) {
   std::fprintf(stderr, "row_fuzzer: %s format, line %zu: %s\n",
                sparktorch::RowFormatKindName(format.kind), line, what.c_str());
@@ -126,7 +141,9 @@ void CheckRow(const RowFormat& format, const sparktorch::RowParser& parser,
   if (format.label == LabelPresence::kNone && !row.label.empty()) {
     Fail(format, line, "a label where there is none");
   }
-  const bool columns = format.kind == RowFormatKind::kCsv || format.kind == RowFormatKind::kCompact;
+  const bool columns = format.kind == RowFormatKind::kCsv ||
+                       format.kind == RowFormatKind::kCompact ||
+                       format.kind == RowFormatKind::kFloat32;
   if (columns && !row.label.empty() && static_cast<int64_t>(row.label.size()) != format.label_count) {
     Fail(format, line, std::to_string(row.label.size()) + " label values, not " +
                            std::to_string(format.label_count));
@@ -143,6 +160,19 @@ void CheckRow(const RowFormat& format, const sparktorch::RowParser& parser,
 const std::vector<RowFormat>& AllFormats() {
   static const std::vector<RowFormat>* formats = new std::vector<RowFormat>(Formats());
   return *formats;
+}
+
+const std::vector<RowFormat>& AllRecordFormats() {
+  static const std::vector<RowFormat>* formats = new std::vector<RowFormat>(RecordFormats());
+  return *formats;
+}
+
+std::unique_ptr<sparktorch::RowParser> ParserFor(const RowFormat& format) {
+  try {
+    return sparktorch::MakeRowParser(format);
+  } catch (const sparktorch::Error& e) {
+    Fail(format, 0, std::string("the fuzzer's own format is refused: ") + e.what());
+  }
 }
 
 }  // namespace
@@ -164,12 +194,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // One Row for every parser: Parse must replace all that a row held, whoever filled it.
   sparktorch::Row row;
   for (const RowFormat& format : AllFormats()) {
-    std::unique_ptr<sparktorch::RowParser> parser;
-    try {
-      parser = sparktorch::MakeRowParser(format);
-    } catch (const sparktorch::Error& e) {
-      Fail(format, 0, std::string("the fuzzer's own format is refused: ") + e.what());
-    }
+    std::unique_ptr<sparktorch::RowParser> parser = ParserFor(format);
     for (size_t i = 0; i < lines.size(); ++i) {
       try {
         parser->Parse(lines[i], &row);
@@ -177,6 +202,32 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         continue;
       }
       CheckRow(format, *parser, row, i + 1);
+    }
+  }
+
+  // The bytes as float32 records, through the record reader: an InputError (a record cut
+  // short, or over the reader's limit) ends the stream; a RowError refuses one record.
+  using sparktorch::Float32RecordReader;
+  for (const RowFormat& format : AllRecordFormats()) {
+    std::unique_ptr<sparktorch::RowParser> parser = ParserFor(format);
+    Float32RecordReader reader(std::make_unique<sparktorch::StringByteReader>(std::string(text)),
+                               "fuzz", size_t{1} << 20);
+    std::string_view record;
+    for (size_t n = 1;; ++n) {
+      Float32RecordReader::Status status;
+      try {
+        status = reader.Next(&record);
+      } catch (const sparktorch::InputError&) {
+        break;
+      }
+      if (status == Float32RecordReader::Status::kEnd) break;
+      if (status == Float32RecordReader::Status::kGroupEnd) continue;
+      try {
+        parser->Parse(record, &row);
+      } catch (const sparktorch::RowError&) {
+        continue;
+      }
+      CheckRow(format, *parser, row, n);
     }
   }
   return 0;
