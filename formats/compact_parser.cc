@@ -1,6 +1,5 @@
 #include "formats/compact_parser.h"
 
-#include <cmath>
 #include <cstring>
 #include <optional>
 #include <string>

@@ -1,7 +1,6 @@
 #include "formats/float32_records.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 #include <optional>
 
