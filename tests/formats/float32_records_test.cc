@@ -11,6 +11,7 @@
 
 #include "formats/error.h"
 #include "formats/line_reader.h"
+#include "tests/formats/byte_readers_testing.h"
 #include "tests/formats/row_parser_testing.h"
 
 namespace sparktorch {
@@ -44,26 +45,9 @@ std::string Sparse(uint32_t size, const std::vector<uint32_t>& indices, const Fl
   return record;
 }
 
-// Gives its bytes `step` at a time, as a pipe may.
-class DribbleReader : public ByteReader {
- public:
-  DribbleReader(std::string data, size_t step) : data_(std::move(data)), step_(step) {}
-  size_t Read(char* buf, size_t n) override {
-    const size_t count = std::min({n, step_, data_.size() - pos_});
-    std::memcpy(buf, data_.data() + pos_, count);
-    pos_ += count;
-    return count;
-  }
-
- private:
-  std::string data_;
-  size_t step_;
-  size_t pos_ = 0;
-};
-
 // What a reader over `data` makes of it: "R<size>" a record, "E" a group end, up to the end.
 std::string Split(const std::string& data, size_t step, size_t max_bytes = 1 << 20) {
-  Float32RecordReader reader(std::make_unique<DribbleReader>(data, step), "stdin", max_bytes);
+  Float32RecordReader reader(std::make_unique<ChunkedByteReader>(data, step), "stdin", max_bytes);
   std::string seen;
   std::string_view record;
   for (;;) {

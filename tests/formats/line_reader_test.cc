@@ -8,25 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "tests/formats/byte_readers_testing.h"
+
 namespace sparktorch {
 namespace {
-
-// Hands out at most `chunk` bytes per Read, to split lines across reads.
-class ChunkedByteReader : public ByteReader {
- public:
-  ChunkedByteReader(std::string data, size_t chunk) : data_(std::move(data)), chunk_(chunk) {}
-  size_t Read(char* buf, size_t n) override {
-    const size_t count = std::min({n, chunk_, data_.size() - pos_});
-    std::copy_n(data_.data() + pos_, count, buf);
-    pos_ += count;
-    return count;
-  }
-
- private:
-  std::string data_;
-  size_t chunk_;
-  size_t pos_ = 0;
-};
 
 // Every line, with "<too long>" for a dropped one, and the line number of each.
 struct ReadResult {
