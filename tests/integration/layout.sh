@@ -5,7 +5,7 @@
 # other and the standard library (nlohmann::json, which inspect prints, aside: no torch, no MPI,
 # no lower layer); formats/ includes nothing of core/ or cli/; core's rooms include only rooms
 # below them (no climb back); no .cc in core/ or formats/ and no .py in spark-scripts/ is over
-# 400 lines. The binary is not run.
+# 400 lines; every file of the repository a document names exists. The binary is not run.
 source "$(dirname "$0")/lib.sh"
 setup_workdir layout
 cd "$REPO"
@@ -80,5 +80,28 @@ long=$( (find core formats -name '*.cc'; find spark-scripts -name '*.py') |
 $long"
 echo "  ok: the longest is $( (find core formats -name '*.cc'; find spark-scripts -name '*.py') |
   xargs wc -l | grep -v ' total$' | sort -n | tail -1 | awk '{ print $2 ", " $1 " lines" }')"
+
+check "every file a document names exists (README.md, core/, formats/, tests/ READMEs, man pages)"
+# Paths under the repository's folders as the documents write them (man pages' \- for -);
+# a name without its extension (core/dist/tracker_protocol) stands for the files that have one.
+python3 - <<'PY' || fail "documents name files that do not exist (above)"
+import glob, os, re, sys
+docs = ["README.md", "core/README.md", "formats/README.md", "tests/README.md",
+        "tests/fuzz/README.md"] + sorted(glob.glob("man/*.[17]"))
+path = re.compile(r"(?<![\w/.-])((?:cli|core|formats|spark-scripts|examples|tests|man)/"
+                  r"[\w./{},*-]*[\w*}])")
+missing, named = [], 0
+for doc in docs:
+    text = open(doc).read().replace("\\-", "-")
+    text = re.sub(r"\\f[BIRP]", "", text)
+    for found in sorted({m.group(1).rstrip(".,") for m in path.finditer(text)}):
+        named += 1
+        pattern = re.sub(r"\{[^}]*\}", "*", found)
+        if glob.glob(pattern) or glob.glob(pattern + ".*"):
+            continue
+        missing.append("%s: %s" % (doc, found))
+print("\n".join(missing) if missing else "  ok: %d paths in %d documents" % (named, len(docs)))
+sys.exit(1 if missing else 0)
+PY
 
 echo "PASS: layout"
