@@ -1,14 +1,11 @@
 #include "cli/failure.h"
 
-#include <string_view>
-
 #include <CLI/CLI.hpp>
 
 #include "cli/exit_codes.h"
 #include "core/jobs/failure.h"
 
 namespace sparktorch {
-namespace {
 
 int ExitCode(FailureKind kind) {
   switch (kind) {
@@ -28,8 +25,6 @@ int ExitCode(FailureKind kind) {
   return kExitInternal;
 }
 
-}  // namespace
-
 Failure CurrentFailure() {
   try {
     throw;
@@ -41,13 +36,6 @@ Failure CurrentFailure() {
     JobFailure failure = CurrentJobFailure();
     return {ExitCode(failure.kind), failure.message};
   }
-}
-
-int ExitCodeForAbort(const char* kind_name) {
-  std::string_view kind(kind_name);
-  if (kind == "failed") return kExitPeerFailed;
-  if (kind == "timeout") return kExitRendezvous;
-  return kExitPeerLost;
 }
 
 }  // namespace sparktorch

@@ -4,6 +4,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/jobs/failure.h"
+
 namespace sparktorch {
 
 // Flags that parse but do not go together (inspect with a model and --input); exit code 2, the
@@ -22,8 +24,8 @@ struct Failure {
 // Classifies the exception being handled. Call only inside a catch block.
 Failure CurrentFailure();
 
-// The exit code for a job that the tracker ended: lost, failed or timed out.
-int ExitCodeForAbort(const char* kind_name);
+// The exit code of a failure kind (cli/exit_codes.h).
+int ExitCode(FailureKind kind);
 
 }  // namespace sparktorch
 

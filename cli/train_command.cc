@@ -45,10 +45,10 @@ size_t ParseByteSize(const std::string& text) {
 // Ends the process when the tracker ends the job under this rank. Runs on the watcher thread
 // while the main thread may be inside an MPI collective that will never return, so it cannot
 // unwind: it says why and exits at once.
-[[noreturn]] void AbortRank(const std::string& kind, const std::string& message) {
+[[noreturn]] void AbortRank(FailureKind kind, const std::string& message) {
   std::fprintf(stderr, "sparktorch: error: %s\n", message.c_str());
   std::fflush(stderr);
-  std::_Exit(ExitCodeForAbort(kind.c_str()));
+  std::_Exit(ExitCode(kind));
 }
 
 // A hogwild worker takes these from the server, which decides them for every worker; a

@@ -138,7 +138,10 @@ void RunRank(const TrainJobOptions& job, TrainRun run, const TrainLaunch& l, boo
   w.pmi_library = PmiLibraryPath(exe_dir);
   UseBundledOpenMpi(exe_dir);
   w.on_abort = [on_abort = l.on_abort](AbortKind kind, const std::string& message) {
-    on_abort(AbortKindName(kind), message);
+    on_abort(kind == AbortKind::kFailed    ? FailureKind::kPeerFailed
+             : kind == AbortKind::kTimeout ? FailureKind::kRendezvous
+                                           : FailureKind::kPeerLost,
+             message);
   };
   std::unique_ptr<World> world = World::Join(w);
   const int rank = world->comm().rank();

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "core/jobs/failure.h"
 #include "core/jobs/train_job.h"
 
 namespace sparktorch {
@@ -25,10 +26,11 @@ struct TrainLaunch {
   std::vector<std::string> task_gpus;
   double timeout = 120;
   int threads = 0;  // CPU threads; 0: DefaultThreads()
-  // Ends the process when the tracker ends the job under this rank, with the name of the abort
-  // kind ("timeout", "failed", "lost") and the message. Runs on a watcher thread while the main
-  // thread may be inside an MPI collective that never returns: it must not return.
-  std::function<void(const std::string& kind, const std::string& message)> on_abort;
+  // Ends the process when the tracker ends the job under this rank, with the failure it is
+  // (kPeerLost, kPeerFailed, or kRendezvous for a timeout) and the message. Runs on a watcher
+  // thread while the main thread may be inside an MPI collective that never returns: it must
+  // not return.
+  std::function<void(FailureKind kind, const std::string& message)> on_abort;
   // Called inside a catch block when this rank fails: the one-line message the process ends
   // with, which the tracker passes to every other rank.
   std::function<std::string()> failure_message;
