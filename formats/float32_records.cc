@@ -102,7 +102,7 @@ void Float32Parser::Parse(std::string_view record, Row* row) {
     throw RowError("not a float32 record: " + std::to_string(record.size()) + " bytes", 0);
   }
   const uint32_t head = LoadU32(record.data());
-  if (head == kFloat32NullRow) throw RowError("a null row", 0);
+  if (head == kFloat32NullRow) throw RowError("a null row (its features are null)", 0);
   if (head == kFloat32GroupEnd) throw RowError("a group end record, not a row", 0);
   if (record.size() != kHeadBytes + PayloadBytes(head)) {
     throw RowError("not a float32 record: " + std::to_string(record.size()) +

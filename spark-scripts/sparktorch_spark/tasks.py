@@ -150,7 +150,7 @@ def prediction_value(text, vector_out):
 PREDICT_KEEP_SECONDS = 30
 
 # What a prediction task runs, as its errors name it.
-PREDICT_WHAT = "sparktorch predict (its stdin: this partition's rows, line N the Nth)"
+PREDICT_WHAT = "sparktorch predict (its stdin: this partition's rows, line or record N the Nth)"
 
 
 class PredictTask:

@@ -125,7 +125,7 @@ TEST(Float32Parser, DensifiesASparseRecord) {
 
 TEST(Float32Parser, RefusesBadRowsWithWhatIsWrong) {
   auto parser = MakeRowParser(Float32(2, LabelPresence::kNone));
-  EXPECT_EQ(ErrorOf(parser.get(), U32(kFloat32NullRow)), "0: a null row");
+  EXPECT_EQ(ErrorOf(parser.get(), U32(kFloat32NullRow)), "0: a null row (its features are null)");
   EXPECT_EQ(ErrorOf(parser.get(), Float32Record({1, 2, 3})), "0: expected 2 features, got 3");
   EXPECT_EQ(ErrorOf(parser.get(), Sparse(2, {2}, {1})),
             "0: sparse index 2 out of range for size 2");

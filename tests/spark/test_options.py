@@ -434,8 +434,8 @@ class CliTest(unittest.TestCase):
         spark = ("org.apache.spark.SparkException: Job aborted due to stage failure: Task 0 in "
                  "stage 3.0 failed 1 times, most recent failure: Lost task 0.0 in stage 3.0 "
                  "(TID 5, localhost, executor driver): java.lang.IllegalStateException: "
-                 "sparktorch predict (its stdin: this partition's rows, line N the Nth) exited "
-                 "with status %d:\n2026-11-26 16:00:00.000 sparktorch info: loaded\n"
+                 "sparktorch predict (its stdin: this partition's rows, line or record N the "
+                 "Nth) exited with status %d:\n2026-11-26 16:00:00.000 sparktorch info: loaded\n"
                  "sparktorch: error: %s\n\tat sparktorch.spark.PipeRows$Answers.finish("
                  "PipeRows.java:190)\n")
         self.assertEqual(

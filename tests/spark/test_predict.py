@@ -133,8 +133,8 @@ class PredictTaskTest(unittest.TestCase):
         self.assertEqual(caught.exception.stderr_tail[-1], "sparktorch: error: stdin:8:6: "
                          "expected a finite number, got \"NaN\"")  # [0.0,NaN
         self.assertTrue(str(caught.exception).startswith(
-            "sparktorch predict (its stdin: this partition's rows, line N the Nth) exited with "
-            "status 3:\n"), caught.exception)
+            "sparktorch predict (its stdin: this partition's rows, line or record N the Nth) "
+            "exited with status 3:\n"), caught.exception)
 
     def test_a_null_cell_fails_the_partition_naming_its_line_and_column(self):
         rows = with_text(self.rows[:20])

@@ -122,7 +122,8 @@ def main():
     records = facts.pop()["vector_records"] if facts and "vector_records" in facts[-1] else []
     expect(len(records) == 7, "seven vectors' records", records)
     for wanted, piped in records:
-        expect(piped == wanted, "PipeRows writes the record the float32 format says", [wanted, piped])
+        expect(piped == wanted, "PipeRows writes the record the float32 format says",
+               [wanted, piped])
     expect([piped.split(" ")[0] for _, piped in records] ==
            ["dense", "sparse", "sparse", "sparse", "null", "dense", "dense"],
            "dense, sparse as sparse records, empty, null, a sparse one as dense", records)
@@ -165,8 +166,8 @@ def main():
             expect_in(message, run.err, "the binary's message in the task's log")
             for key in ("one_pass", "one_pass_shuffled", "through_python_text"):
                 error = fact.get(key + "_error", "")
-                expect("sparktorch predict (its stdin: this partition's rows, line N the Nth) "
-                       "exited with status 3:" in error and message in error,
+                expect("sparktorch predict (its stdin: this partition's rows, line or record N "
+                       "the Nth) exited with status 3:" in error and message in error,
                        "%s: predict fails with the status, naming the row, the column and the "
                        "null" % key, error[-600:] or "no error")
             continue
