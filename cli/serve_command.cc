@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <vector>
@@ -29,6 +30,7 @@ void Run(ServeFlags& f) {
     job.hogwild.seed = f.model.seed;
     job.hogwild.output_path = f.model.output_path;
   } else {
+    job.output_path = f.model.output_path;
     for (CLI::Option* o : f.hogwild_only) {
       if (o->count()) throw FlagError(o->get_name() + " is an option of --mode hogwild");
     }
@@ -83,8 +85,13 @@ void SetupServeCommand(CLI::App& app) {
   AddModelFlags(c, &f.model,
                 {g, "Model: a JSON spec (.json), a TorchScript model or a trained model (.pt)",
                  seed_help.c_str(),
-                 "Write the final model to this file instead of model records on stdout", g, g});
+                 "Hogwild: write the final model to this file instead of model records on stdout; "
+                 "sync: write the trained model that rank 0 sends (train --send-model) to it",
+                 g, "Output"});
   f.hogwild_only = f.model.all();
+  f.hogwild_only.erase(
+      std::remove(f.hogwild_only.begin(), f.hogwild_only.end(), f.model.output_opt),
+      f.hogwild_only.end());
   f.hogwild_only.insert(f.hogwild_only.end(), {
       c->add_option("--input-shape", f.input_shape,
                     "Shape of a row's features, e.g. 784 or 1,28,28 (needed when the model does "

@@ -18,7 +18,7 @@ struct TrainFlags {
   RowFormatFlags rows;
   ModelFlags model;
   std::string prediction, row_memory;
-  CLI::Option *prediction_opt, *patience_opt, *row_memory_opt;
+  CLI::Option *prediction_opt, *patience_opt, *row_memory_opt, *send_model_opt;
   bool no_shuffle = false;
 };
 
@@ -56,7 +56,8 @@ size_t ParseByteSize(const std::string& text) {
 void RefuseServerFlags(const TrainFlags& f) {
   const ModelFlags& m = f.model;
   for (CLI::Option* o : {m.model_opt, m.train_config_opt, m.loss_opt, m.optimizer_opt, m.lr_opt,
-                         m.lr_schedule_opt, f.patience_opt, m.output_opt}) {
+                         m.lr_schedule_opt, f.patience_opt, m.output_opt,
+                         f.send_model_opt}) {
     if (o->count()) {
       throw FlagError(o->get_name() + ": a hogwild worker takes the model and its training from "
                        "the parameter server, which also writes the model; give " + o->get_name() +
@@ -218,6 +219,11 @@ void SetupTrainCommand(CLI::App& app) {
                          ->check(CLI::IsMember({"argmax", "vector", "probabilities", "class"}))
                          ->group("Output");
   c->add_option("--metrics", f.job.metrics_path, "Write per-epoch metrics as JSON lines to this file")
+      ->group("Output");
+  f.send_model_opt = c->add_flag("--send-model", f.job.send_model,
+              "Under --tracker: rank 0 sends the trained model to the tracker, which writes it "
+              "to its --output FILE, instead of model records on stdout")
+      ->excludes(f.model.output_opt)
       ->group("Output");
   c->callback([flags] { Run(*flags); });
 }

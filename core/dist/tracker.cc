@@ -38,7 +38,8 @@ struct Tracker::Connection {
   int rank = -1;     // kAnyRank for a control link without a rank, until the start
   std::string host;  // its hello's HOST
   bool in_barrier = false;
-  CheckpointReceiver checkpoint;  // rank 0's, as it comes
+  ModelLines checkpoint{"rank 0's checkpoint"};  // rank 0's, as they come
+  ModelLines model{"rank 0's trained model"};
   SteadyTime last_heard = std::chrono::steady_clock::now();
 };
 
@@ -204,6 +205,7 @@ void Tracker::HandleControl(Connection& c, const std::string& verb, const std::s
   }
   if (c.rank == kAnyRank && verb != "fail") return;  // nothing else comes before the start
   if (verb == "checkpoint-record" || verb == "checkpoint") return HandleCheckpoint(c, verb, rest);
+  if (verb == "model-record" || verb == "model") return HandleModel(c, verb, rest);
   if (verb == "done") {
     finished_[c.rank] = true;
     spdlog::log(options_.serve_pmi ? spdlog::level::info : spdlog::level::debug,
@@ -226,18 +228,43 @@ void Tracker::HandleCheckpoint(Connection& c, const std::string& verb, const std
     return;
   }
   if (verb == "checkpoint-record") return c.checkpoint.Record(rest);
-  std::optional<std::pair<int, std::string>> kept = c.checkpoint.End(rest);
-  if (!kept) return;
+  // A checkpoint that went wrong is dropped: the job goes on, and a restart uses the one before.
+  std::string model;
+  int epoch = -1;
+  try {
+    model = c.checkpoint.Take();
+    epoch = std::stoi(rest);
+  } catch (const std::exception& e) {
+    spdlog::warn("tracker: dropped a checkpoint from rank 0: {}", e.what());
+    return;
+  }
   if (!options_.on_checkpoint) {
     spdlog::debug("tracker: rank 0 sent a checkpoint after epoch {}; this tracker keeps none",
-                  kept->first);
+                  epoch);
     return;
   }
   try {
-    options_.on_checkpoint(kept->first, kept->second);
+    options_.on_checkpoint(epoch, model);
   } catch (const std::exception& e) {
-    spdlog::warn("tracker: could not keep the checkpoint after epoch {}: {}", kept->first,
-                 e.what());
+    spdlog::warn("tracker: could not keep the checkpoint after epoch {}: {}", epoch, e.what());
+  }
+}
+
+void Tracker::HandleModel(Connection& c, const std::string& verb, const std::string& rest) {
+  if (c.rank != 0) {
+    return End(AbortKind::kFailed, Who(c.rank) + " sent a trained model; only rank 0 sends one");
+  }
+  if (verb == "model-record") return c.model.Record(rest);
+  // The trained model is the job's result: one that cannot be kept fails the job.
+  try {
+    const std::string model = c.model.Take();
+    if (!options_.on_model) {
+      throw UsageError("this tracker keeps no model (serve without --output FILE)");
+    }
+    options_.on_model(model);
+  } catch (const std::exception& e) {
+    End(AbortKind::kFailed, "rank 0 sent its trained model, and the tracker could not keep it: " +
+                                std::string(e.what()));
   }
 }
 

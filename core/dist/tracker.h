@@ -26,6 +26,10 @@ struct TrackerOptions {
   // Called with each checkpoint rank 0 sends (the epoch after which it was taken, the model
   // file's bytes, verified); empty: checkpoints are received and dropped.
   std::function<void(int epoch, const std::string& model_bytes)> on_checkpoint;
+  // Called with the trained model rank 0 sends at the end of the job (train --send-model: the
+  // model file's bytes, verified), before that rank's `done`. Empty: a model sent fails the job.
+  // A throw fails the job with its message.
+  std::function<void(const std::string& model_bytes)> on_model;
 };
 
 // How a job ended, as the tracker saw it.
@@ -43,7 +47,8 @@ struct TrackerOutcome {
 // link drops before the rank said it finished, or a rank reports an error, or not all ranks
 // arrive in time, it tells every other rank to stop (with the reason) and ends. It logs each
 // epoch that rank 0 reports (`epoch JSON`), with an estimate of the time left, and passes on the
-// checkpoints rank 0 sends (`checkpoint-record` lines, then `checkpoint EPOCH`). Single-threaded:
+// checkpoints rank 0 sends (`checkpoint-record` lines, then `checkpoint EPOCH`) and its trained
+// model (`model-record` lines, then `model`). Single-threaded:
 // one poll loop serves every connection.
 class Tracker {
  public:
@@ -64,6 +69,7 @@ class Tracker {
   void Admit(Connection& c, const std::string& line);
   void HandleControl(Connection& c, const std::string& verb, const std::string& rest);
   void HandleCheckpoint(Connection& c, const std::string& verb, const std::string& rest);
+  void HandleModel(Connection& c, const std::string& verb, const std::string& rest);
   void HandlePmi(Connection& c, const std::string& verb, const std::string& rest);
   void Refuse(Connection& c, const std::string& why);
   // Once claimed ranks and ranks without one make the world: gives the latter the ranks left

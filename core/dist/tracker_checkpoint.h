@@ -2,28 +2,30 @@
 #define SPARKTORCH_CORE_DIST_TRACKER_CHECKPOINT_H_
 
 #include <memory>
-#include <optional>
 #include <string>
-#include <utility>
 
 #include "formats/records.h"
 
 namespace sparktorch {
 
-// A checkpoint as rank 0 sends it to the tracker (sparktorch-formats(7), "Checkpoints"): its
-// model records, one `checkpoint-record` line each, then `checkpoint EPOCH`. What a record or
-// the end got wrong is logged as a warning, and that checkpoint dropped. Not thread-safe.
-class CheckpointReceiver {
+// A model file as rank 0 sends it to the tracker (sparktorch-formats(7), "Tracker protocol"): its
+// model records, one line each (`checkpoint-record` for a checkpoint, `model-record` for the
+// trained model), until the line that ends it. Not thread-safe.
+class ModelLines {
  public:
-  // The text after "checkpoint-record ".
+  // `name` names the model in messages ("rank 0's checkpoint").
+  explicit ModelLines(std::string name) : name_(std::move(name)) {}
+
+  // The text after the record line's verb. After a bad record the rest is ignored until Take.
   void Record(const std::string& record);
-  // The text after "checkpoint ": the epoch and the model's bytes, verified; nullopt for a
-  // checkpoint that was dropped. Starts the next checkpoint.
-  std::optional<std::pair<int, std::string>> End(const std::string& epoch);
+  // At the line that ends the model: its bytes, verified. Throws ModelError saying what was
+  // wrong (a bad record, none at all, chunks missing). Starts the next model either way.
+  std::string Take();
 
  private:
+  std::string name_;
   std::unique_ptr<RecordReader> reader_;  // the records so far; null before the first
-  bool failed_ = false;                   // a record was bad: drop this checkpoint
+  std::string error_;                     // the first bad record's error
 };
 
 }  // namespace sparktorch

@@ -174,7 +174,8 @@ void TrackerLink::ReportEpoch(const std::string& json) {
   Say(line);
 }
 
-bool TrackerLink::SendCheckpoint(int epoch, const std::string& model_bytes, double line_seconds) {
+bool TrackerLink::SendRecords(const char* verb, const std::string& model_bytes,
+                              double line_seconds) {
   bool sent = true;
   std::string line;
   ModelRecordLines(model_bytes, [&](std::string_view record) {
@@ -182,12 +183,30 @@ bool TrackerLink::SendCheckpoint(int epoch, const std::string& model_bytes, doub
       sent = false;
       return;
     }
-    line.assign("checkpoint-record ");
+    line.assign(verb);
+    line.append("-record ");
     line.append(record.substr(0, record.size() - 1));  // without its '\n'
     std::lock_guard<std::mutex> lock(write_mutex_);
     sent = channel_.WriteLine(line, After(line_seconds));
   });
-  return sent && Say("checkpoint " + std::to_string(epoch));
+  return sent;
+}
+
+bool TrackerLink::SendCheckpoint(int epoch, const std::string& model_bytes, double line_seconds) {
+  return SendRecords("checkpoint", model_bytes, line_seconds) &&
+         Say("checkpoint " + std::to_string(epoch));
+}
+
+bool TrackerLink::SendModel(const std::string& model_bytes, double line_seconds) {
+  {
+    std::unique_lock<std::mutex> lock(send_mutex_);
+    for (auto& item : pending_) {
+      if (item.first >= 0) item.second.clear();  // a checkpoint the model supersedes
+    }
+    send_idle_.wait(lock, [this] { return stop_sending_ || (pending_.empty() && !sending_); });
+    if (stop_sending_) return false;
+  }
+  return SendRecords("model", model_bytes, line_seconds) && Say("model");
 }
 
 void TrackerLink::SendCheckpointLater(int epoch, std::string model_bytes) {
@@ -206,10 +225,13 @@ void TrackerLink::SendLoop() {
     std::pair<int, std::string> next;
     {
       std::unique_lock<std::mutex> lock(send_mutex_);
+      sending_ = false;
+      send_idle_.notify_all();
       send_wake_.wait(lock, [this] { return stop_sending_ || !pending_.empty(); });
       if (stop_sending_) return;
       next = std::move(pending_.front());
       pending_.pop_front();
+      sending_ = true;
     }
     if (next.first < 0) {
       Say(next.second);
@@ -225,6 +247,7 @@ void TrackerLink::StopSending() {
     stop_sending_ = true;
   }
   send_wake_.notify_one();
+  send_idle_.notify_all();
   if (sender_.joinable()) sender_.join();
 }
 

@@ -78,6 +78,12 @@ class TrackerLink {
   // it, so that the tracker logs an epoch after it has that epoch's checkpoint. Done, Fail and
   // the destructor stop the thread; what it has not sent by then is dropped (the job is over).
   void SendCheckpointLater(int epoch, std::string model_bytes);
+  // Sends rank 0's trained model (a model file's bytes) for the tracker to keep (`serve --output
+  // FILE`): its model records, each on a `model-record` line, then `model`. It goes after the
+  // epoch reports still waiting to be sent; a checkpoint still waiting is dropped, the model
+  // supersedes it. Blocks until sent; returns false when a line could not be written within
+  // `line_seconds` or the link was stopped. Call it before Done.
+  bool SendModel(const std::string& model_bytes, double line_seconds = 30);
 
  private:
   void StopWatching();
@@ -86,6 +92,8 @@ class TrackerLink {
   // The message of an Expect whose deadline `now` passed (once), if any.
   std::optional<std::string> MissedExpectation(SteadyTime now);
   bool Say(const std::string& line);
+  // A model's records, each on a `VERB-record` line (no end line).
+  bool SendRecords(const char* verb, const std::string& model_bytes, double line_seconds);
 
   TrackerLinkOptions options_;
   LineChannel channel_;
@@ -101,7 +109,9 @@ class TrackerLink {
   // and epoch report lines (epoch -1).
   std::mutex send_mutex_;
   std::condition_variable send_wake_;
+  std::condition_variable send_idle_;  // the sender thread took what was pending and sent it
   std::deque<std::pair<int, std::string>> pending_;
+  bool sending_ = false;  // the sender thread is sending an item it took (under send_mutex_)
   std::atomic<bool> stop_sending_{false};
   std::thread sender_;
 };

@@ -9,6 +9,7 @@
 #include "core/dist/mpi_communicator.h"
 #include "core/dist/tracker.h"
 #include "core/files.h"
+#include "core/net/errors.h"
 #include "core/net/interfaces.h"
 #include "core/net/random_hex.h"
 #include "formats/error.h"
@@ -249,6 +250,13 @@ bool World::SendCheckpoint(int epoch, std::string model_bytes) noexcept {
   } catch (const std::exception& e) {
     spdlog::warn("the checkpoint after epoch {} did not reach the tracker: {}", epoch, e.what());
     return false;
+  }
+}
+
+void World::SendModel(const std::string& model_bytes) {
+  if (!link_) throw UsageError("--send-model needs --tracker: the model goes to its serve");
+  if (!link_->SendModel(model_bytes)) {
+    throw PeerError("the trained model did not reach the tracker: it stopped reading", false);
   }
 }
 

@@ -61,6 +61,10 @@ class World {
   // SendCheckpointLater): training goes on meanwhile. Returns false without a tracker. Never
   // throws.
   bool SendCheckpoint(int epoch, std::string model_bytes) noexcept;
+  // Sends rank 0's trained model (a model file's bytes) to the tracker, which writes it where
+  // `serve --output` says (TrackerLink::SendModel). Throws UsageError without a tracker and
+  // PeerError when the tracker could not be reached.
+  void SendModel(const std::string& model_bytes);
 
  private:
   World() = default;

@@ -114,6 +114,14 @@ void ServeTracker(const ServeJobOptions& o, const std::string& secret, std::FILE
                    model.size() / 1e6, path);
     };
   }
+  if (!o.output_path.empty()) {
+    options.on_model = [path = o.output_path](const std::string& model) {
+      const std::string why = WriteOutputFile(path, model);
+      if (!why.empty()) throw Error("--output " + path + ": cannot write this file: " + why);
+      spdlog::info("the trained model from rank 0 ({:.1f} MB) written to {}", model.size() / 1e6,
+                   path);
+    };
+  }
   Tracker tracker(options);
   spdlog::info("tracker for {} ranks of job {}", o.world_size, tracker.job_id());
   Announce(o, options.listen, tracker.port(), out);

@@ -32,6 +32,7 @@ struct ServeJobOptions {
   double heartbeat_timeout = 0;  // 0: the mode's default (30 s sync, 300 s hogwild)
   uint32_t job_id = 0;           // sync: Open MPI's job id; 0: random
   std::string checkpoint_path;   // sync: where rank 0's checkpoints are kept; empty: nowhere
+  std::string output_path;       // sync: where the trained model rank 0 sends is written
   int64_t max_staleness = -1;    // hogwild
   HogwildServeOptions hogwild;  // mode hogwild: the model, and how the server applies gradients
 };

@@ -46,6 +46,12 @@ void Run(const TrainJobOptions& options, const TrainRun& run, Communicator& comm
     throw UsageError("--checkpoint-every needs --output FILE, or a --tracker to send the "
                      "checkpoints to: a checkpoint is the model file a restarted job continues from");
   }
+  if (options.send_model && !run.send_model) {
+    throw UsageError(mode.plans_model()
+                         ? "--send-model needs --tracker: the model goes to the tracker's serve"
+                         : "--send-model: a hogwild worker does not write the model; the "
+                           "parameter server does");
+  }
   ModelPlan plan = mode.plans_model() ? PlanModel(options.model, run.input_shape, device) : ModelPlan();
   torch::manual_seed(options.seed);  // after PlanModel, whose spec check draws weights
   Loss loss = Loss::FromSpec(mode.plans_model() ? plan.loss_spec : json("cross_entropy"));

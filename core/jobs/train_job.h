@@ -44,6 +44,7 @@ struct TrainJobOptions {
   bool predict = false;                   // write a prediction record per input row
   std::optional<std::string> prediction;  // argmax, vector, probabilities, class; empty: the loss's
   std::string output_path;                // empty: model records on stdout
+  bool send_model = false;  // rank 0 sends the model to the tracker (which writes it), not stdout
   std::string metrics_path;               // JSON lines, one per epoch; empty: none
 };
 

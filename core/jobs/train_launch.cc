@@ -156,6 +156,9 @@ void RunRank(const TrainJobOptions& job, TrainRun run, const TrainLaunch& l, boo
     run.send_checkpoint = [&world](int epoch, std::string model) {
       return world->SendCheckpoint(epoch, std::move(model));
     };
+    if (job.send_model) {
+      run.send_model = [&world](const std::string& model) { world->SendModel(model); };
+    }
   }
   try {
     RunTrainJob(job, run, world->comm(), out);

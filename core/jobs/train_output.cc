@@ -1,6 +1,7 @@
 #include <cstdio>
 
 #include "core/jobs/train_steps.h"
+#include "core/model/model_file.h"
 #include "core/progress/epoch_progress.h"
 
 // What a train job writes: the trained model's manifest, prediction records, the model (rank 0)
@@ -68,7 +69,9 @@ void WriteModelAndSummary(const JobOutput& o, torch::jit::Module& module, const 
   const Manifest manifest =
       TrainedManifest(o, comm, final_metrics, last.epoch, result.lr_schedule_state);
   module.to(torch::kCPU);  // a saved model loads anywhere
-  if (mode.writes_model(comm.rank())) {
+  if (mode.writes_model(comm.rank()) && o.run.send_model) {
+    o.run.send_model(SerializeModel(module, manifest, o.fitted.optimizer_state));
+  } else if (mode.writes_model(comm.rank())) {
     WriteJobModel(records, options.output_path, module, manifest, o.fitted.optimizer_state);
   }
   json summary = final_metrics;

@@ -41,6 +41,10 @@ struct TrainRun {
   // Sync ranks under a tracker: sends rank 0's checkpoint after an epoch (a model file's bytes)
   // to the tracker (World::SendCheckpoint). Empty elsewhere.
   std::function<bool(int epoch, std::string model_bytes)> send_checkpoint;
+  // Sync ranks under a tracker with --send-model: sends rank 0's trained model (a model file's
+  // bytes) to the tracker (World::SendModel), instead of records on `out`. Throws when it could
+  // not. Empty elsewhere.
+  std::function<void(const std::string& model_bytes)> send_model;
   // The job's key (TrainJobKey), recorded in its checkpoints and model; empty without
   // checkpoints or --resume. resumed_after: the epoch of the checkpoint this run resumed from
   // (--resume), 0 when it started from --model.

@@ -9,9 +9,9 @@ become its rank's rows (arrow_rows' `float32` records on stdin). In the stage, t
 `sparktorch serve` (the tracker of a synchronous job, the parameter server of a hogwild one) on
 its executor and makes the job's secret; both reach every task through
 `BarrierTaskContext.allGather`, and each task runs `sparktorch train --rank R --world-size N`
-(N: the stage's tasks). The records the ranks write (rank 0's model in sync mode) and, in
-hogwild mode, the server's model come back as the stage's rows, which the client collects and
-checks as job.py does. A task that fails raises one line (`sparktorch rank R failed (WHY): LAST
+(N: the stage's tasks). The summary records the ranks write and the model serve wrote (the one
+rank 0 sent it in sync mode, `train --send-model`; the parameter server's in hogwild mode) come
+back as the stage's rows, which the client collects and checks as job.py does. A task that fails raises one line (`sparktorch rank R failed (WHY): LAST
 ERROR LINE`), which the client finds in Spark's error and raises as JobFailed.
 """
 import itertools
@@ -26,7 +26,7 @@ import threading
 from . import connect_plan
 from . import exit_codes
 from . import options as opts
-from .job import JobFailed, TrainResult, model_files, new_job_id
+from .job import JobFailed, TrainResult, model_files, new_job_id, verified_model
 from .options import OptionError
 from .records import read_records
 from .serve import Serve, ServeError, last_error
@@ -154,19 +154,10 @@ def task_gpus(context):
 def _result(mode, rows, job_id, attempt):
     """The TrainResult of the stage's rows, checked as job.py checks a classic job's."""
     rows = sorted(rows, key=lambda r: r["rank"])
-    records = read_records([r["line"] for r in rows if r["line"] is not None])
+    summaries = read_records([r["line"] for r in rows if r["line"] is not None]).summaries
     served = [r["model"] for r in rows if r["model"] is not None]
-    if mode == "hogwild":
-        if not served:
-            raise JobFailed("sparktorch job %d: the parameter server wrote no model" % job_id)
-        return TrainResult(served[0], records.summaries, job_id, attempt)
-    if records.model is None:
-        raise JobFailed("sparktorch job %d: rank 0 wrote no model" % job_id)
-    checksums = {s.get("weights_crc32") for s in records.summaries}
-    if len(checksums) != 1:
-        raise JobFailed("the ranks ended with different weights (weights_crc32 %s)"
-                        % ", ".join(sorted(str(c) for c in checksums)))
-    return TrainResult(records.model, records.summaries, job_id, attempt)
+    model = verified_model(mode, served[0] if served else None, summaries, job_id)
+    return TrainResult(model, summaries, job_id, attempt)
 
 
 def _find_binary(configured):
@@ -213,8 +204,9 @@ class TrainTask:
                     out += [(world, line, None) for line in serve.finish(60)]
                 except ServeError as e:
                     raise RuntimeError("sparktorch serve failed: %s" % e) from None
-                if serve.model_path:
-                    out.append((world, None, serve.model()))
+                model = serve.model()
+                if model is not None:
+                    out.append((world, None, model))
             yield pa.RecordBatch.from_arrays(
                 [pa.array([r for r, _, _ in out], pa.int32()),
                  pa.array([line for _, line, _ in out], pa.string()),
@@ -254,7 +246,7 @@ class TrainTask:
         try:
             binary = _find_binary(spec["binary"])
             serve = Serve(binary, spec["global_flags"], args, env=self._env(secret),
-                          listen=("0.0.0.0", 0), host=host, model_output=hogwild, wait=hogwild,
+                          listen=("0.0.0.0", 0), host=host, wait=hogwild,
                           log=sys.stderr)
         except (BinaryMissing, ServeError) as e:
             return None, "!sparktorch serve failed: %s" % e

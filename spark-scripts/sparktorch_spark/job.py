@@ -2,9 +2,9 @@
 
 `run_training` starts `sparktorch serve` (the tracker, or the parameter server with the model),
 hands `run_stage` the command every task runs and its environment, and assembles the outcome:
-the verified model (from rank 0's records, or from the parameter server), the summaries, the
-job id. It knows no Spark: `run_stage(command, env, tasks)` is the Spark layer's barrier stage, or in
-the tests, processes in threads.
+the verified model (the file serve wrote: the one rank 0 sent it over its tracker link, or the
+parameter server's), the summaries, the job id. It knows no Spark: `run_stage(command, env,
+tasks)` is the Spark layer's barrier stage, or in the tests, processes in threads.
 
 Spark cannot retry a barrier result stage, and a job whose rank was lost cannot take a new rank
 in: a lost task (serve exits PEER_LOST), tasks that never all started (RENDEZVOUS) or a stage
@@ -156,19 +156,28 @@ def resume_epoch(driver_binary, checkpoint, args):
     raise JobFailed("the job cannot resume from its checkpoint: %s" % why)
 
 
-def _assemble(mode, lines, serve):
+def verified_model(mode, model, summaries, job_id):
+    """`model`, the bytes of the model serve wrote (the parameter server's in hogwild mode, the
+    one rank 0 sent in sync mode), once the summaries show that every rank ended with the same
+    weights; JobFailed when there is none or they do not agree."""
+    if model is None:
+        raise JobFailed("sparktorch job %d: %s" % (job_id, "the parameter server wrote no model"
+                                                   if mode == "hogwild" else
+                                                   "rank 0 sent serve no model"))
+    if mode == "sync":
+        checksums = {s.get("weights_crc32") for s in summaries}
+        if len(checksums) != 1:
+            raise JobFailed("the ranks ended with different weights (weights_crc32 %s)"
+                            % ", ".join(sorted(str(c) for c in checksums)))
+    return model
+
+
+def _assemble(mode, lines, serve, job_id):
     """The model and summaries of a finished attempt, verified."""
-    records = read_records(lines)
-    summaries = records.summaries
+    summaries = read_records(lines).summaries
     if mode == "hogwild":
-        return serve.model(), summaries + read_records(serve.stdout).summaries
-    if records.model is None:
-        raise JobFailed("rank 0 wrote no model")
-    checksums = {s.get("weights_crc32") for s in summaries}
-    if len(checksums) != 1:
-        raise JobFailed("the ranks ended with different weights (weights_crc32 %s)"
-                        % ", ".join(sorted(str(c) for c in checksums)))
-    return records.model, summaries
+        summaries += read_records(serve.stdout).summaries
+    return verified_model(mode, serve.model(), summaries, job_id), summaries
 
 
 def _finished_without(mode, options, code, serve):
@@ -289,7 +298,7 @@ def _attempts(job):
         # must first show that it could load the model.
         serve = Serve(job.driver_binary, verbosity, serve_args, env=serve_env,
                       listen=(listen, options.port), host=host,
-                      model_output=(mode == "hogwild"), wait=(mode == "hogwild"), log=log)
+                      wait=(mode == "hogwild"), log=log)
         try:
             starts.append(start)
             log.write("sparktorch: job %d (attempt %d of %d): %d %s tasks, serve at %s%s\n"
@@ -342,7 +351,7 @@ def _attempts(job):
                                 "messages)" % (job_id, attempt, options.retries + 1, why,
                                                where)) from e
             serve.finish(60)
-            model, summaries = _assemble(mode, lines, serve)
+            model, summaries = _assemble(mode, lines, serve, job_id)
             return TrainResult(model, summaries, job_id, attempt, starts)
         finally:
             serve.close()

@@ -255,6 +255,10 @@ def train_flags(options, mode, threads):
         args += ["--spill-dir", options.spillDir]
     if mode == "hogwild":
         args += ["--seed", str(options.seed)]  # shuffling and dropout; weights come from serve
+    else:
+        # Rank 0's trained model goes to serve over its tracker link, and serve writes it to
+        # the file serve.Serve names (-o): not as text through the tasks' stdout and Spark.
+        args.append("--send-model")
     return args
 
 

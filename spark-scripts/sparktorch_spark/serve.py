@@ -50,7 +50,7 @@ class Serve:
     thread-safe: the driver's job thread owns it."""
 
     def __init__(self, binary, global_flags, args, env, listen=None, host=None,
-                 model_output=False, wait=True, start_timeout=60.0, log=None):
+                 wait=True, start_timeout=60.0, log=None):
         self.log = sys.stderr if log is None else log
         if listen is None:
             secret = (os.environ if env is None else env).get("SPARKTORCH_SECRET")
@@ -65,12 +65,11 @@ class Serve:
             raise ServeError("sparktorch serve cannot listen on %s:%d: %s"
                              % (listen[0], listen[1], e.strerror or e), None, []) from None
         self.dir = tempfile.mkdtemp(prefix="sparktorch-serve-")
-        self.model_path = os.path.join(self.dir, "model.pt") if model_output else None
+        self.model_path = os.path.join(self.dir, "model.pt")
         port_file = os.path.join(self.dir, "address")
         command = ([binary] + list(global_flags) + list(args) +
-                   ["--listen-fd", str(listener.fileno()), "--port-file", port_file])
-        if self.model_path:
-            command += ["--output", self.model_path]
+                   ["--listen-fd", str(listener.fileno()), "--port-file", port_file,
+                    "--output", self.model_path])
         self.command = command
         self.tail = collections.deque(maxlen=20)
         self.stdout = []
@@ -152,9 +151,13 @@ class Serve:
         return self.stdout
 
     def model(self):
-        """The model file serve wrote (hogwild), as bytes."""
-        with open(self.model_path, "rb") as f:
-            return f.read()
+        """The model file serve wrote (hogwild: the parameter server's; sync: the one rank 0
+        sent, `train --send-model`), as bytes; None when it wrote none."""
+        try:
+            with open(self.model_path, "rb") as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
 
     def kill(self):
         if self.process.poll() is None:

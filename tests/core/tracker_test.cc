@@ -22,7 +22,8 @@ namespace {
 class TrackerFixture {
  public:
   explicit TrackerFixture(int world_size, double rendezvous_timeout = 20,
-                          std::function<void(int, const std::string&)> on_checkpoint = {}) {
+                          std::function<void(int, const std::string&)> on_checkpoint = {},
+                          std::function<void(const std::string&)> on_model = {}) {
     logger_ = std::make_shared<spdlog::logger>(
         "tracker_test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log_));
     previous_ = spdlog::default_logger();
@@ -33,6 +34,7 @@ class TrackerFixture {
     options.job_id = 65537;
     options.rendezvous_timeout = rendezvous_timeout;
     options.on_checkpoint = std::move(on_checkpoint);
+    options.on_model = std::move(on_model);
     tracker_ = std::make_unique<Tracker>(options);
     run_ = std::async(std::launch::async, [this] { return tracker_->Run(); });
   }
@@ -255,6 +257,76 @@ TEST(Tracker, KeepsRankZerosCheckpointsWholeAndDropsBadOnes) {
   EXPECT_NE(log.find("tracker: rank 1 sent a checkpoint; only rank 0's are kept"),
             std::string::npos)
       << log;
+}
+
+// Rank 0's model as `train --send-model` sends it: `model-record` lines, then `model`; with
+// `damage`, one chunk's base64 changed.
+void SendModel(Rank& rank, const std::string& model, bool damage) {
+  ModelRecordLines(model, [&](std::string_view record) {
+    std::string line = "model-record " + std::string(record.substr(0, record.size() - 1));
+    if (damage && line[13] == 'M') line[line.size() - 5] ^= 1;
+    rank.Say(line);
+  });
+  rank.Say("model");
+}
+
+TEST(Tracker, KeepsRankZerosTrainedModelBeforeItsDone) {
+  std::vector<std::string> kept;
+  TrackerFixture tracker(2, 20, {}, [&kept](const std::string& model) { kept.push_back(model); });
+  Rank zero(tracker.port(), 0, 2);
+  Rank one(tracker.port(), 1, 2);
+  EXPECT_EQ(zero.Next(), "ok");
+  EXPECT_EQ(one.Next(), "ok");
+  EXPECT_EQ(zero.Next(), "start 65537 0");
+  EXPECT_EQ(one.Next(), "start 65537 1");
+  std::string model(kModelChunkBytes + 1000, 'm');
+  for (size_t i = 0; i < model.size(); ++i) model[i] = static_cast<char>(i * 13);
+  SendModel(zero, model, false);
+  zero.Say("done");
+  one.Say("done");
+  EXPECT_TRUE(tracker.Outcome().ok);
+  ASSERT_EQ(kept.size(), 1u) << tracker.log();
+  EXPECT_TRUE(kept[0] == model);
+}
+
+TEST(Tracker, AModelItCannotKeepFailsTheJob) {
+  std::string model(5000, 'x');
+  struct Case {
+    const char* what;
+    bool keeps;       // the tracker has on_model
+    bool damage;      // a chunk's base64 changed
+    int sender;       // the rank that sends it
+    std::string why;  // the failure's message
+  };
+  const std::vector<Case> cases = {
+      {"damaged", true, true, 0,
+       "rank 0 sent its trained model, and the tracker could not keep it: rank 0's trained "
+       "model:1: "},
+      {"nowhere to keep it", false, false, 0,
+       "rank 0 sent its trained model, and the tracker could not keep it: this tracker keeps no "
+       "model (serve without --output FILE)"},
+      {"from rank 1", true, false, 1, "rank 1 sent a trained model; only rank 0 sends one"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    std::vector<std::string> kept;
+    std::function<void(const std::string&)> keep;
+    if (c.keeps) keep = [&kept](const std::string& m) { kept.push_back(m); };
+    TrackerFixture tracker(2, 20, {}, keep);
+    Rank zero(tracker.port(), 0, 2);
+    Rank one(tracker.port(), 1, 2);
+    EXPECT_EQ(zero.Next(), "ok");
+    EXPECT_EQ(one.Next(), "ok");
+    EXPECT_EQ(zero.Next(), "start 65537 0");
+    EXPECT_EQ(one.Next(), "start 65537 1");
+    SendModel(c.sender == 0 ? zero : one, model, c.damage);
+    const TrackerOutcome outcome = tracker.Outcome();
+    EXPECT_FALSE(outcome.ok);
+    EXPECT_EQ(outcome.kind, AbortKind::kFailed);
+    EXPECT_EQ(outcome.message.rfind(c.why, 0), 0u) << outcome.message;
+    EXPECT_EQ(zero.Next().rfind("abort failed " + c.why, 0), 0u);
+    EXPECT_TRUE(kept.empty());
+  }
 }
 
 }  // namespace

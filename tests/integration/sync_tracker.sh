@@ -144,3 +144,56 @@ assert_eq "$expected" "$(summary_field out.0 weights_crc32)" "weights checksum w
 OMPI_MCA_pml=ob1,cm OMPI_MCA_pml_base_verbose=10 tracker_run 2
 grep -q "found loaded component cm" err.0 || fail "rank 0 did not take the user's OMPI_MCA_pml=ob1,cm: $(grep -i pml err.0)"
 assert_eq "$expected" "$(summary_field out.0 weights_crc32)" "weights checksum with the user's PML list"
+
+# The Spark layer's ranks send the trained model to serve (train --send-model), which writes
+# it (serve --output): no base64 text through the tasks' stdout, the JVM and the driver.
+check "train --send-model: serve --output writes rank 0's model, the file its records carry; no records on stdout"
+split_rows "$DATA/train2k.csv" 300 200
+# With checkpoints (which this serve drops): the model goes after them and the epochs' reports.
+COMMON+=(--checkpoint-every 1)
+tracker_run 2
+"$SPARKTORCH" -q unpack --output records.pt <out.0 >/dev/null || fail "sparktorch unpack failed"
+COMMON+=(--send-model)
+tracker_run 2 --output sent.pt
+order=$(grep -oE "epoch [12]/2|the trained model from rank 0 \(.* MB\) written to sent.pt|rank 0 finished" tracker.err |
+  sed 's/ (.* MB)//' | paste -sd ';')
+assert_eq "epoch 1/2;epoch 2/2;the trained model from rank 0 written to sent.pt;rank 0 finished" "$order" \
+  "what serve logged, in order"
+# The same model but for the manifest's timings: every other member of the zip byte for byte.
+same=$(python3 -c '
+import json, sys, zipfile
+def members(path):
+    z = zipfile.ZipFile(path)
+    out = {n: z.read(n) for n in z.namelist()}
+    for n in out:
+        if n.endswith("extra/sparktorch.json"):
+            m = json.loads(out[n])
+            for entry in m["history"] + [m["metrics"]]:
+                for key in ("allreduce_seconds", "elapsed", "samples_per_second", "seconds"):
+                    entry.pop(key)
+            out[n] = json.dumps(m, sort_keys=True).encode()
+    return out
+a, b = members(sys.argv[1]), members(sys.argv[2])
+print("same" if a == b else "differ in " + ", ".join(n for n in sorted(set(a) | set(b)) if a.get(n) != b.get(n)))
+' records.pt sent.pt)
+assert_eq same "$same" "the model serve wrote against the one rank 0's records carry (all but timings)"
+for r in 0 1; do
+  ! grep -q "^[ME]"$'\t' "out.$r" || fail "rank $r wrote model records with --send-model"
+done
+assert_eq "$(summary_field out.1 weights_crc32)" "$(summary_field out.0 weights_crc32)" "weights checksums"
+
+check "train --send-model to a serve without --output: the job fails (76), saying why"
+start_tracker 2
+for r in 0 1; do start_rank "$r" 2 "part$r.csv" "${COMMON[@]}"; done
+for r in 0 1; do wait_for "${RANK_PID[r]}"; done
+wait_for "$TRACKER_PID"
+assert_eq 76 "$RC" "serve's exit status"
+assert_eq "sparktorch: error: rank 0 sent its trained model, and the tracker could not keep it: this tracker keeps no model (serve without --output FILE)" \
+  "$(tail -1 tracker.err)" "serve's message"
+
+check "train --send-model needs --tracker, and excludes --output"
+expect_exit 2 "sparktorch: error: --send-model needs --tracker: the model goes to the tracker's serve" \
+  -- "$SPARKTORCH" -q train --model spec.json --epochs 1 --send-model --input part0.csv
+expect_exit 2 "sparktorch: error: --output excludes --send-model (run sparktorch --help, or sparktorch COMMAND --help)" \
+  -- "$SPARKTORCH" -q train --model spec.json --send-model --output x.pt --input part0.csv
+COMMON=("${COMMON[@]:0:${#COMMON[@]}-3}")

@@ -197,7 +197,7 @@ class FlagsTest(unittest.TestCase):
                           "--threads", "2", "--device", "cpu", "--timeout", "1.0",
                           "--steps-per-epoch", "4", "--validation-pct", "0.25",
                           "--clip-grad-norm", "1.0", "--early-stop-patience", "2",
-                          "--lr-scaling", "sqrt"])
+                          "--lr-scaling", "sqrt", "--send-model"])
         self.assertEqual(opts.model_flags(o, "model.json", "train_config.json"),
                          ["--model", "model.json", "--seed", "7", "--train-config",
                           "train_config.json", "--loss", "nll", "--optimizer", "sgd", "--lr",

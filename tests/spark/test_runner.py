@@ -111,6 +111,25 @@ class PipePartitionTest(unittest.TestCase):
         for part, r in zip(parts, results):
             self.assertEqual(len(r.predictions), len(part))
 
+    def test_sync_ranks_send_the_model_to_serve_which_writes_it(self):
+        env = dict(os.environ, SPARKTORCH_SECRET="runner-test-secret")
+        n = 2
+        server = serve(["--world-size", str(n)], env=env, listen=("127.0.0.1", 0))
+        parts = [rows("train12k.csv", 1000)[i::n] for i in range(n)]
+        commands = [[SPARKTORCH, "train", "--model", SPEC, "--epochs", "1", "--tracker",
+                     server.address, "--rank", str(i), "--world-size", str(n), "--send-model"]
+                    for i in range(n)]
+        outputs = run_partitions(commands, parts, env=env)
+        server.finish(300)
+        model = server.model()
+        server.close()
+        results = [read_records(out) for out in outputs]
+        self.assertTrue(all(r.model is None for r in results))  # none through stdout
+        self.assertGreater(len(model), 1000000)
+        self.assertEqual(model[:2], b"PK")
+        self.assertEqual(results[0].summaries[0]["weights_crc32"],
+                         results[1].summaries[0]["weights_crc32"])
+
     def test_hogwild_partitions_at_once_through_the_parameter_server(self):
         n = 2
         server = serve(["--mode", "hogwild", "-n", str(n), "--model", SPEC])
@@ -119,9 +138,11 @@ class PipePartitionTest(unittest.TestCase):
                      "--rank", str(i), "--world-size", str(n), "--epochs", "1", "--predict"]
                     for i in range(n)]
         outputs = run_partitions(commands, parts)
-        served = read_records(server.finish(300))  # the model comes from the server's stdout
+        served = read_records(server.finish(300))  # the summary, from the server's stdout
+        model = server.model()  # the file Serve names (-o)
         server.close()
-        self.assertIsNotNone(served.model)
+        self.assertIsNone(served.model)
+        self.assertEqual(model[:2], b"PK")
         self.assertEqual(sorted(served.summaries[0]["workers_finished"]), [0, 1])
         for part, out in zip(parts, outputs):
             r = read_records(out)
