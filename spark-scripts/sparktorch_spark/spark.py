@@ -116,8 +116,9 @@ def _train(df, options, mode, features, label, files, log):
                                           names[-1] if label else None, options.onBadRow)
 
         def staged(tasks):
-            return columns.session_of(df).range(0, tasks, 1, tasks).selectExpr(
-                "concat(CAST(id AS STRING), '\\t') AS t")
+            # Partition r holds its rank's line, "r\t": a JVM collection, which starts its
+            # tasks without a SQL plan to optimise and compile as a Dataset's would.
+            return sc._jsc.parallelize(["%d\t" % r for r in range(tasks)], tasks).rdd()  # pylint: disable=protected-access
         log.write("sparktorch: the %d tasks read their rows from the %d Parquet file%s "
                   "themselves (readParquet)\n" % (n, len(paths), "" if len(paths) == 1 else "s"))
     else:
@@ -127,8 +128,8 @@ def _train(df, options, mode, features, label, files, log):
         n = plan_partitions(sc, current, options.partitions, barrier, log=log)
 
         def staged(tasks):
-            return (data if tasks == current else data.repartition(tasks)).selectExpr(
-                text_rows.with_partition_prefix("t"))
+            return jvm.lines((data if tasks == current else data.repartition(tasks)).selectExpr(
+                text_rows.with_partition_prefix("t")))
     if options.threads is None:
         options = opts.TrainOptions(**dict(options.as_dict(),
                                            threads=int(sc.getConf().get("spark.task.cpus", "1"))))
@@ -143,7 +144,7 @@ def _train(df, options, mode, features, label, files, log):
     gpus = _task_gpus(columns.session_of(df), options, log)
 
     def run_stage(command, env, tasks):
-        return jvm.collect_lines(jvm.pipe(sc, jvm.lines(staged(tasks)), command, env,
+        return jvm.collect_lines(jvm.pipe(sc, staged(tasks), command, env,
                                           barrier=barrier, task_gpus=gpus), sc)
 
     if barrier:
