@@ -1,8 +1,11 @@
 #ifndef SPARKTORCH_CLI_COMMANDS_H_
 #define SPARKTORCH_CLI_COMMANDS_H_
 
+#include <cstddef>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 
@@ -15,6 +18,33 @@ std::string DefaultIs(const T& value) {
   std::ostringstream text;
   text << "default " << value;
   return text.str();
+}
+
+// A flag whose value is one of an enum's `values`, by the name `name` gives each: parsed once,
+// here, into *value (an E, or a std::optional<E> that stays empty without the flag; nothing
+// below compares the text). The help shows TEXT:{a,b,c}; any other text is a usage error,
+// "--flag: x not in {a,b,c}".
+template <typename T, typename E, std::size_t N>
+CLI::Option* AddEnumOption(CLI::App* command, const std::string& flags, T* value,
+                           const E (&values)[N], const char* (*name)(E), const std::string& help) {
+  std::vector<std::pair<std::string, E>> names;
+  std::string list;
+  for (E v : values) {
+    names.emplace_back(name(v), v);
+    list += (list.empty() ? "" : ",") + std::string(name(v));
+  }
+  CLI::Validator by_name(
+      [names, list](std::string& text) -> std::string {
+        for (const auto& [n, v] : names) {
+          if (text == n) {
+            text = std::to_string(static_cast<int>(v));
+            return "";
+          }
+        }
+        return text + " not in {" + list + "}";
+      },
+      "", "");
+  return command->add_option(flags, *value, help)->transform(by_name)->type_name("TEXT:{" + list + "}");
 }
 
 // Each registers one subcommand on `app`, with its options and a callback that runs it. The

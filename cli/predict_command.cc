@@ -11,14 +11,11 @@ namespace {
 struct PredictFlags {
   PredictJobOptions job;
   RowFormatFlags rows;
-  std::string prediction;
-  CLI::Option* prediction_opt;
 };
 
 void Run(PredictFlags& f) {
   PredictJobOptions job = f.job;
   job.rows = ToRowOptions(f.rows);
-  if (f.prediction_opt->count()) job.prediction = f.prediction;
   RunPredictJob(job, stdout);
 }
 
@@ -34,9 +31,8 @@ void SetupPredictCommand(CLI::App& app) {
   AddRowFormatFlags(c, &f.rows);
   c->add_option("--batch-size,-b", f.job.batch_size, "Rows per forward pass (" + DefaultIs(f.job.batch_size) + ")")
       ->check(CLI::PositiveNumber);
-  f.prediction_opt = c->add_option("--prediction", f.prediction,
-                                   "argmax, vector, probabilities or class (default: the model's)")
-                         ->check(CLI::IsMember({"argmax", "vector", "probabilities", "class"}));
+  AddEnumOption(c, "--prediction", &f.job.prediction, kPredictionKinds, PredictionKindName,
+                "argmax, vector, probabilities or class (default: the model's)");
   c->add_option("--threads,-t", f.job.threads, "CPU threads (default: OMP_NUM_THREADS, else 1)")
       ->check(CLI::PositiveNumber);
   c->add_option("--device", f.job.device,

@@ -21,7 +21,7 @@ struct ServeFlags {
 
 void Run(ServeFlags& f) {
   ServeJobOptions job = f.job;
-  if (job.mode == "hogwild") {
+  if (job.mode == ServeMode::kHogwild) {
     if (f.job_id_opt->count()) {
       throw FlagError("--job-id is Open MPI's id for a sync job; a hogwild server takes its job "
                        "id from SPARKTORCH_JOB_ID");
@@ -46,9 +46,8 @@ void SetupServeCommand(CLI::App& app) {
   CLI::App* c = app.add_subcommand(
       "serve", "Run the tracker that sync ranks started without mpirun (Spark tasks) meet at, or "
                "the parameter server of hogwild training");
-  c->add_option("--mode", f.job.mode,
-                "sync: the tracker of synchronous training (default); hogwild: the parameter server")
-      ->check(CLI::IsMember({"sync", "hogwild"}));
+  AddEnumOption(c, "--mode", &f.job.mode, kServeModes, ServeModeName,
+                "sync: the tracker of synchronous training (default); hogwild: the parameter server");
   c->add_option("--world-size,-n", f.job.world_size, "Number of ranks (sync) or workers (hogwild) in the job")
       ->required()
       ->check(CLI::PositiveNumber);

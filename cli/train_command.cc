@@ -17,8 +17,8 @@ struct TrainFlags {
   TrainLaunch launch;
   RowFormatFlags rows;
   ModelFlags model;
-  std::string prediction, row_memory;
-  CLI::Option *prediction_opt, *patience_opt, *row_memory_opt, *send_model_opt;
+  std::string row_memory;
+  CLI::Option *patience_opt, *row_memory_opt, *send_model_opt;
   bool no_shuffle = false;
 };
 
@@ -72,7 +72,6 @@ void Run(TrainFlags& f) {
   job.model = ToModelSource(f.model, f.rows.input_shape);
   job.seed = f.model.seed;
   job.output_path = f.model.output_path;
-  if (f.prediction_opt->count()) job.prediction = f.prediction;
   job.shuffle = !f.no_shuffle;
   if (f.row_memory_opt->count()) job.row_memory = ParseByteSize(f.row_memory);
   TrainLaunch launch = f.launch;
@@ -129,10 +128,9 @@ void SetupTrainCommand(CLI::App& app) {
                 "(torch.nn.utils.clip_grad_value_); 0: off")
       ->check(CLI::NonNegativeNumber)
       ->group("Training");
-  c->add_option("--lr-scaling", f.job.lr_scaling,
+  AddEnumOption(c, "--lr-scaling", &f.job.lr_scaling, kLrScalings, LrScalingName,
                 "The lr for N synchronous ranks: none (as given), linear (times N) or sqrt (times "
-                "the square root of N); " + DefaultIs(f.job.lr_scaling))
-      ->check(CLI::IsMember({"none", "linear", "sqrt"}))
+                "the square root of N); " + DefaultIs(LrScalingName(f.job.lr_scaling)))
       ->group("Training");
   c->add_option("--checkpoint-every", f.job.checkpoint_every,
                 "Every N epochs, write the model with its optimizer state to --output, and under "
@@ -177,11 +175,10 @@ void SetupTrainCommand(CLI::App& app) {
                 "else TMPDIR, else /tmp)")
       ->group("Rows");
 
-  c->add_option("--mode", f.launch.mode,
+  AddEnumOption(c, "--mode", &f.launch.mode, kLaunchModes, LaunchModeName,
                 "local (one process), sync (ranks all-reduce gradients every step), hogwild "
                 "(workers pull from and push to a parameter server), or auto (default: sync "
                 "under mpirun or with --tracker, hogwild with --server, else local)")
-      ->check(CLI::IsMember({"auto", "local", "sync", "hogwild"}))
       ->group("Distributed");
   c->add_option("--tracker", f.launch.tracker,
                 "HOST:PORT of `sparktorch serve`, for ranks that mpirun did not start (Spark tasks)")
@@ -214,10 +211,9 @@ void SetupTrainCommand(CLI::App& app) {
 
   c->add_flag("--predict", f.job.predict, "Write a prediction record for every input row")
       ->group("Output");
-  f.prediction_opt = c->add_option("--prediction", f.prediction,
-                                   "argmax, vector, probabilities or class (default: by loss)")
-                         ->check(CLI::IsMember({"argmax", "vector", "probabilities", "class"}))
-                         ->group("Output");
+  AddEnumOption(c, "--prediction", &f.job.prediction, kPredictionKinds, PredictionKindName,
+                "argmax, vector, probabilities or class (default: by loss)")
+      ->group("Output");
   c->add_option("--metrics", f.job.metrics_path, "Write per-epoch metrics as JSON lines to this file")
       ->group("Output");
   f.send_model_opt = c->add_flag("--send-model", f.job.send_model,

@@ -228,26 +228,7 @@ void Tracker::HandleCheckpoint(Connection& c, const std::string& verb, const std
     return;
   }
   if (verb == "checkpoint-record") return c.checkpoint.Record(rest);
-  // A checkpoint that went wrong is dropped: the job goes on, and a restart uses the one before.
-  std::string model;
-  int epoch = -1;
-  try {
-    model = c.checkpoint.Take();
-    epoch = std::stoi(rest);
-  } catch (const std::exception& e) {
-    spdlog::warn("tracker: dropped a checkpoint from rank 0: {}", e.what());
-    return;
-  }
-  if (!options_.on_checkpoint) {
-    spdlog::debug("tracker: rank 0 sent a checkpoint after epoch {}; this tracker keeps none",
-                  epoch);
-    return;
-  }
-  try {
-    options_.on_checkpoint(epoch, model);
-  } catch (const std::exception& e) {
-    spdlog::warn("tracker: could not keep the checkpoint after epoch {}: {}", epoch, e.what());
-  }
+  KeepCheckpoint(c.checkpoint, rest, options_.on_checkpoint);
 }
 
 void Tracker::HandleModel(Connection& c, const std::string& verb, const std::string& rest) {
@@ -256,16 +237,8 @@ void Tracker::HandleModel(Connection& c, const std::string& verb, const std::str
   }
   if (verb == "model-record") return c.model.Record(rest);
   // The trained model is the job's result: one that cannot be kept fails the job.
-  try {
-    const std::string model = c.model.Take();
-    if (!options_.on_model) {
-      throw UsageError("this tracker keeps no model (serve without --output FILE)");
-    }
-    options_.on_model(model);
-  } catch (const std::exception& e) {
-    End(AbortKind::kFailed, "rank 0 sent its trained model, and the tracker could not keep it: " +
-                                std::string(e.what()));
-  }
+  const std::string why = KeepModel(c.model, options_.on_model);
+  if (!why.empty()) End(AbortKind::kFailed, why);
 }
 
 void Tracker::HandlePmi(Connection& c, const std::string& verb, const std::string& rest) {

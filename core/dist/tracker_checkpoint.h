@@ -1,6 +1,7 @@
 #ifndef SPARKTORCH_CORE_DIST_TRACKER_CHECKPOINT_H_
 #define SPARKTORCH_CORE_DIST_TRACKER_CHECKPOINT_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -27,6 +28,17 @@ class ModelLines {
   std::unique_ptr<RecordReader> reader_;  // the records so far; null before the first
   std::string error_;                     // the first bad record's error
 };
+
+// At `checkpoint EPOCH_TEXT`: passes the checkpoint `lines` hold to `on_checkpoint`. One that
+// went wrong, or that nothing keeps, is dropped with a line in the log: the job goes on, and a
+// restart resumes from the one before.
+void KeepCheckpoint(ModelLines& lines, const std::string& epoch_text,
+                    const std::function<void(int epoch, const std::string& model)>& on_checkpoint);
+
+// At `model`: passes the trained model `lines` hold to `on_model`. Returns the message the job
+// fails with when it could not (bad records, no `on_model`, `on_model` threw), else "".
+std::string KeepModel(ModelLines& lines,
+                      const std::function<void(const std::string& model)>& on_model);
 
 }  // namespace sparktorch
 

@@ -98,24 +98,6 @@ std::string NotConnected(int rank, double timeout, const std::string& over) {
 std::unique_ptr<World> World::Join(const WorldOptions& options) {
   std::unique_ptr<World> world(new World());
   const bool tracker = options.tracker.has_value();
-  if (!tracker && (options.rank >= 0 || options.any_rank || options.world_size > 0)) {
-    throw UsageError("--rank and --world-size go with --tracker HOST:PORT (sync) or --server HOST:PORT (hogwild)");
-  }
-  if (tracker) {
-    if ((options.rank < 0 && !options.any_rank) || options.world_size < 1) {
-      throw UsageError("--tracker needs --rank R and --world-size N");
-    }
-    if (options.rank >= options.world_size) {
-      throw UsageError("--rank " + std::to_string(options.rank) + " is out of range for --world-size " +
-                       std::to_string(options.world_size));
-    }
-    if (options.mode == WorldMode::kLocal) throw UsageError("--tracker trains with --mode sync, not local");
-    if (options.under_mpirun) throw UsageError("--tracker is for processes that mpirun did not start");
-  }
-  if (options.mode == WorldMode::kSync && !tracker && !options.under_mpirun) {
-    throw UsageError("--mode sync needs ranks: run under mpirun, or give --tracker HOST:PORT "
-                     "--rank R --world-size N");
-  }
   const bool sync = options.mode != WorldMode::kLocal && (tracker || options.under_mpirun);
   if (!sync) {
     world->comm_ = std::make_unique<LocalCommunicator>();
@@ -126,10 +108,6 @@ std::unique_ptr<World> World::Join(const WorldOptions& options) {
   if (tracker) {
     world->launcher_ = "tracker";
     if (!MpiBuilt()) InitMpi();  // throws the explanation
-    if (!FileExists(options.pmi_library)) {
-      throw UsageError("--tracker needs libsparktorch_pmi.so beside the binary; not found at " +
-                       options.pmi_library);
-    }
     TrackerLinkOptions link;
     link.tracker = *options.tracker;
     link.rank = options.any_rank ? kAnyRank : options.rank;
@@ -254,7 +232,7 @@ bool World::SendCheckpoint(int epoch, std::string model_bytes) noexcept {
 }
 
 void World::SendModel(const std::string& model_bytes) {
-  if (!link_) throw UsageError("--send-model needs --tracker: the model goes to its serve");
+  if (!link_) throw UsageError("no tracker to send the trained model to");
   if (!link_->SendModel(model_bytes)) {
     throw PeerError("the trained model did not reach the tracker: it stopped reading", false);
   }

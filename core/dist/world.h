@@ -38,8 +38,9 @@ struct WorldOptions {
 // collective forever: Open MPI has no timeouts of its own.
 class World {
  public:
-  // Joins the world the options describe; returns when every rank is there. Throws UsageError
-  // for flags that do not fit together, and the errors of TrackerLink.
+  // Joins the world the options describe (options the caller checked: a tracker with a rank in
+  // range, pmi_library there); returns when every rank is there. Throws the errors of
+  // TrackerLink, and of MPI's start.
   static std::unique_ptr<World> Join(const WorldOptions& options);
   ~World();
 

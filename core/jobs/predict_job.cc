@@ -64,8 +64,7 @@ struct PredictFlags {
 
 PredictFlags ParseFlags(const PredictJobOptions& options) {
   PredictFlags flags{FormatOverrides(options.rows),
-                     ParseShape(options.rows.input_shape, "--input-shape"), std::nullopt};
-  if (options.prediction) flags.prediction = ParsePredictionKind(*options.prediction).value();
+                     ParseShape(options.rows.input_shape, "--input-shape"), options.prediction};
   return flags;
 }
 

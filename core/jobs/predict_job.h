@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/jobs/row_options.h"
+#include "formats/prediction_kind.h"
 
 namespace sparktorch {
 
@@ -19,7 +20,7 @@ struct PredictJobOptions {
   // manifest's, else {num_features}.
   RowOptions rows;
   int64_t batch_size = 1024;
-  std::optional<std::string> prediction;  // argmax, vector, probabilities, class; empty: the manifest's default
+  std::optional<PredictionKind> prediction;  // empty: the manifest's default
   std::string device = "cpu";
   int threads = 0;  // CPU threads; 0: DefaultThreads()
   // Not empty: a line equal to it ends a group of rows; the group's predictions are written,

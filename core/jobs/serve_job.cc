@@ -64,7 +64,7 @@ void Announce(const ServeJobOptions& o, const Address& listen, int port, std::FI
   const std::string host = IsWildcard(listen.host) ? HostName() : listen.host;
   const std::string address = host + ":" + std::to_string(port);
   spdlog::info("listening on {}", address);
-  if (o.port_file.empty() && o.mode == "hogwild") {
+  if (o.port_file.empty() && o.mode == ServeMode::kHogwild) {
     spdlog::warn("no --port-file: workers must be told {} some other way", address);
   } else if (o.port_file.empty()) {
     std::fprintf(out, "%s\n", address.c_str());
@@ -106,7 +106,7 @@ void ServeTracker(const ServeJobOptions& o, const std::string& secret, std::FILE
   options.job_id = o.job_id;
   options.rendezvous_timeout = o.timeout;
   options.heartbeat_timeout = o.heartbeat_timeout > 0 ? o.heartbeat_timeout : 30;
-  if (o.mode == "sync" && !o.checkpoint_path.empty()) {
+  if (!o.checkpoint_path.empty()) {
     options.on_checkpoint = [path = o.checkpoint_path](int epoch, const std::string& model) {
       const std::string why = WriteOutputFile(path, model);
       if (!why.empty()) throw Error("--checkpoint " + path + ": cannot write this file: " + why);
@@ -146,7 +146,7 @@ void ServeTracker(const ServeJobOptions& o, const std::string& secret, std::FILE
 void RunServe(const ServeJobOptions& options, std::FILE* out) {
   const char* secret_env = std::getenv("SPARKTORCH_SECRET");
   const std::string secret = secret_env ? secret_env : "";
-  if (options.mode == "hogwild") return ServeHogwild(options, secret, out);
+  if (options.mode == ServeMode::kHogwild) return ServeHogwild(options, secret, out);
   ServeTracker(options, secret, out);
 }
 

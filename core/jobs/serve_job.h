@@ -20,10 +20,17 @@ struct HogwildServeOptions {
   int early_stop_patience = 0;   // epochs without a better loss before every worker stops; 0: never
 };
 
+// --mode of serve: the tracker of synchronous training, or the parameter server of hogwild.
+enum class ServeMode { kSync, kHogwild };
+inline constexpr ServeMode kServeModes[] = {ServeMode::kSync, ServeMode::kHogwild};
+inline const char* ServeModeName(ServeMode mode) {
+  return mode == ServeMode::kHogwild ? "hogwild" : "sync";
+}
+
 // Everything `sparktorch serve` is told (the man page gives each field's meaning). The
 // environment's SPARKTORCH_SECRET and SPARKTORCH_JOB_ID are read by RunServe.
 struct ServeJobOptions {
-  std::string mode = "sync";  // sync: the tracker; hogwild: the parameter server
+  ServeMode mode = ServeMode::kSync;
   int world_size = 0;
   std::string listen;     // ADDR:PORT; empty: 0.0.0.0:0 (127.0.0.1:0 without a secret)
   int listen_fd = -1;     // >= 0: an inherited socket that listens already (instead of listen)

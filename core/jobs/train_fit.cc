@@ -106,12 +106,13 @@ void WriteCheckpoint(const JobOutput& o, const Communicator& comm, const torch::
 
 }  // namespace
 
-void ScaleLr(const std::string& scaling, int ranks, json* optimizer_spec) {
-  if (scaling == "none" || ranks <= 1) return;
+void ScaleLr(LrScaling scaling, int ranks, json* optimizer_spec) {
+  if (scaling == LrScaling::kNone || ranks <= 1) return;
   const double lr = optimizer_spec->at("lr").get<double>();
-  const double factor = scaling == "linear" ? ranks : std::sqrt(static_cast<double>(ranks));
+  const double factor = scaling == LrScaling::kLinear ? ranks : std::sqrt(static_cast<double>(ranks));
   (*optimizer_spec)["lr"] = lr * factor;
-  spdlog::info("lr {:g} scaled ({}) for {} ranks: {:g}", lr, scaling, ranks, lr * factor);
+  spdlog::info("lr {:g} scaled ({}) for {} ranks: {:g}", lr, LrScalingName(scaling), ranks,
+               lr * factor);
 }
 
 void Fit(const JobOutput& o, Fitted& fitted, Communicator& comm, TrainMode& mode,

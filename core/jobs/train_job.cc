@@ -33,7 +33,7 @@ void Run(const TrainJobOptions& options, const TrainRun& run, Communicator& comm
   const auto started = std::chrono::steady_clock::now();
   const c10::Device device = ResolveDevice(options.device);
   CheckValidationFraction(options.validation_fraction);
-  if (options.lr_scaling != "none" && !mode.plans_model()) {
+  if (options.lr_scaling != LrScaling::kNone && !mode.plans_model()) {
     throw UsageError("--lr-scaling: a hogwild worker does not step the server's optimizer; it is "
                      "for synchronous ranks");
   }
@@ -77,7 +77,7 @@ void Run(const TrainJobOptions& options, const TrainRun& run, Communicator& comm
 
   if (const std::string why = loss.CheckWeights(plan.output_shape); !why.empty()) throw SpecError(why);
   const Split split = SplitRows(rows.data, options, plan, loss, no_label);
-  const PredictionKind prediction = run.prediction.value_or(DefaultPrediction(loss.name()));
+  const PredictionKind prediction = options.prediction.value_or(DefaultPrediction(loss.name()));
   Fitted fitted;
   const JobOutput output{options, run,  row_options.format, rows, plan, loss, optimizer_spec,
                          fitted, split.held_out, prediction, device};
@@ -94,7 +94,7 @@ void Run(const TrainJobOptions& options, const TrainRun& run, Communicator& comm
 
 void RunTrainJob(const TrainJobOptions& options, const TrainRun& run, Communicator& comm,
                  std::FILE* out) {
-  std::unique_ptr<TrainMode> mode = MakeTrainMode(run, run.reader.format, run.prediction);
+  std::unique_ptr<TrainMode> mode = MakeTrainMode(run, run.reader.format, options.prediction);
   try {
     Run(options, run, comm, out, *mode);
   } catch (const PeerError&) {

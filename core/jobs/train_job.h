@@ -7,8 +7,26 @@
 
 #include "core/jobs/model_source.h"
 #include "core/jobs/row_options.h"
+#include "formats/prediction_kind.h"
 
 namespace sparktorch {
+
+// The optimizer's lr for N synchronous ranks: kNone as given, kLinear times N, kSqrt times the
+// square root of N.
+enum class LrScaling { kNone, kLinear, kSqrt };
+inline constexpr LrScaling kLrScalings[] = {LrScaling::kNone, LrScaling::kLinear, LrScaling::kSqrt};
+// "none", "linear", "sqrt": the flag's values, and what a job's key records.
+inline const char* LrScalingName(LrScaling scaling) {
+  switch (scaling) {
+    case LrScaling::kLinear:
+      return "linear";
+    case LrScaling::kSqrt:
+      return "sqrt";
+    case LrScaling::kNone:
+      break;
+  }
+  return "none";
+}
 
 // Everything `sparktorch train` is told about the job, as its flags give it (the man page gives
 // each field's meaning); how the process takes part in it is TrainLaunch's
@@ -28,9 +46,7 @@ struct TrainJobOptions {
   int partition_shuffles = 1;       // rounds of `epochs` passes, each from a fresh shuffle
   double clip_grad_norm = 0;        // 0: off
   double clip_grad_value = 0;       // 0: off
-  // The optimizer's lr for N synchronous ranks: "none" (as given), "linear" (times N), "sqrt"
-  // (times the square root of N).
-  std::string lr_scaling = "none";
+  LrScaling lr_scaling = LrScaling::kNone;
   int checkpoint_every = 0;     // epochs between checkpoints to output_path (rank 0); 0: none
   bool fresh_optimizer = false;  // a trained model's optimizer state, epochs and schedule ignored
   std::string resume_path;       // --resume: a checkpoint of this job to continue from, if there
@@ -42,7 +58,7 @@ struct TrainJobOptions {
   std::string spill_dir;
 
   bool predict = false;                   // write a prediction record per input row
-  std::optional<std::string> prediction;  // argmax, vector, probabilities, class; empty: the loss's
+  std::optional<PredictionKind> prediction;  // empty: the loss's default
   std::string output_path;                // empty: model records on stdout
   bool send_model = false;  // rank 0 sends the model to the tracker (which writes it), not stdout
   std::string metrics_path;               // JSON lines, one per epoch; empty: none

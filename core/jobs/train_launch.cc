@@ -14,6 +14,7 @@
 #include "core/data/rank_prefix.h"
 #include "core/device.h"
 #include "core/dist/world.h"
+#include "core/files.h"
 #include "core/jobs/row_plan.h"
 #include "core/jobs/train_run.h"
 #include "core/net/socket.h"
@@ -118,6 +119,33 @@ void RunHogwildWorker(const TrainJobOptions& job, TrainRun run, const TrainLaunc
   FlushOut(out);
 }
 
+// The world flags that do not fit together, refused before any peer is touched.
+void CheckRankFlags(const TrainLaunch& l, const WorldOptions& w) {
+  const bool tracker = w.tracker.has_value();
+  if (!tracker && (l.rank >= 0 || w.any_rank || l.world_size > 0)) {
+    throw UsageError("--rank and --world-size go with --tracker HOST:PORT (sync) or --server HOST:PORT (hogwild)");
+  }
+  if (tracker) {
+    if ((l.rank < 0 && !w.any_rank) || l.world_size < 1) {
+      throw UsageError("--tracker needs --rank R and --world-size N");
+    }
+    if (l.rank >= l.world_size) {
+      throw UsageError("--rank " + std::to_string(l.rank) + " is out of range for --world-size " +
+                       std::to_string(l.world_size));
+    }
+    if (l.mode == LaunchMode::kLocal) throw UsageError("--tracker trains with --mode sync, not local");
+    if (w.under_mpirun) throw UsageError("--tracker is for processes that mpirun did not start");
+    if (!FileExists(w.pmi_library)) {
+      throw UsageError("--tracker needs libsparktorch_pmi.so beside the binary; not found at " +
+                       w.pmi_library);
+    }
+  }
+  if (l.mode == LaunchMode::kSync && !tracker && !w.under_mpirun) {
+    throw UsageError("--mode sync needs ranks: run under mpirun, or give --tracker HOST:PORT "
+                     "--rank R --world-size N");
+  }
+}
+
 // One rank of a synchronous world (or a world of one): joins it, trains, and finishes it; a
 // failure is passed on to every other rank before it is thrown.
 void RunRank(const TrainJobOptions& job, TrainRun run, const TrainLaunch& l, bool any_rank,
@@ -125,7 +153,9 @@ void RunRank(const TrainJobOptions& job, TrainRun run, const TrainLaunch& l, boo
   if (!l.server.empty()) throw UsageError("--server is for --mode hogwild");
   if (job.model.model_path.empty()) throw UsageError("--model is required");
   WorldOptions w;
-  w.mode = l.mode == "sync" ? WorldMode::kSync : l.mode == "local" ? WorldMode::kLocal : WorldMode::kAuto;
+  w.mode = l.mode == LaunchMode::kSync    ? WorldMode::kSync
+           : l.mode == LaunchMode::kLocal ? WorldMode::kLocal
+                                          : WorldMode::kAuto;
   w.under_mpirun = std::getenv("OMPI_COMM_WORLD_SIZE") != nullptr;
   if (!l.tracker.empty()) w.tracker = ParseAddress(l.tracker, "--tracker");
   w.rank = l.rank;
@@ -143,6 +173,7 @@ void RunRank(const TrainJobOptions& job, TrainRun run, const TrainLaunch& l, boo
                                            : FailureKind::kPeerLost,
              message);
   };
+  CheckRankFlags(l, w);
   std::unique_ptr<World> world = World::Join(w);
   const int rank = world->comm().rank();
   if (world->comm().world_size() > 1) {
@@ -174,7 +205,7 @@ void RunRank(const TrainJobOptions& job, TrainRun run, const TrainLaunch& l, boo
 }  // namespace
 
 bool IsHogwildWorker(const TrainLaunch& l) {
-  return l.mode == "hogwild" || (l.mode == "auto" && !l.server.empty());
+  return l.mode == LaunchMode::kHogwild || (l.mode == LaunchMode::kAuto && !l.server.empty());
 }
 
 void RunTrain(TrainJobOptions job, TrainLaunch launch, std::FILE* out) {
@@ -189,7 +220,6 @@ void RunTrain(TrainJobOptions job, TrainLaunch launch, std::FILE* out) {
   TrainRun run;
   run.reader = ReaderOptions(job.rows);
   run.input_shape = ParseShape(job.model.input_shape, "--input-shape");
-  if (job.prediction) run.prediction = ParsePredictionKind(*job.prediction).value();
   bool any_rank = false;  // --rank-from-stdin found no rows: take a rank nobody claimed
   if (launch.rank_from_stdin) {
     const std::optional<int> rank = ReadRankFromStdin(launch, job);

@@ -23,7 +23,6 @@ struct TrainRun {
   // their place.
   RowSourceOptions reader;
   std::vector<int64_t> input_shape;          // --input-shape; empty: the model's or the rows'
-  std::optional<PredictionKind> prediction;  // --prediction; empty: the loss's default
   // Hogwild: the parameter server this worker trains with. The model, loss and optimizer then
   // come from the server; the job's `model` is not used.
   std::optional<PsClientOptions> hogwild;

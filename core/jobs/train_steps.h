@@ -72,7 +72,7 @@ struct JobOutput {
 
 // train_fit.cc: --lr-scaling, the rate for `ranks` ranks, whose step averages `ranks` times the
 // rows of one.
-void ScaleLr(const std::string& scaling, int ranks, nlohmann::json* optimizer_spec);
+void ScaleLr(LrScaling scaling, int ranks, nlohmann::json* optimizer_spec);
 
 // Trains the module on the split, then lets the mode finish (a hogwild worker's weights become
 // the server's); the checksum is of the weights after that. Fills `fitted` (o.fitted).

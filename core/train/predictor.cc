@@ -9,28 +9,6 @@
 
 namespace sparktorch {
 
-std::optional<PredictionKind> ParsePredictionKind(std::string_view name) {
-  if (name == "argmax") return PredictionKind::kArgmax;
-  if (name == "vector") return PredictionKind::kVector;
-  if (name == "probabilities") return PredictionKind::kProbabilities;
-  if (name == "class") return PredictionKind::kClass;
-  return std::nullopt;
-}
-
-const char* PredictionKindName(PredictionKind kind) {
-  switch (kind) {
-    case PredictionKind::kArgmax:
-      return "argmax";
-    case PredictionKind::kVector:
-      return "vector";
-    case PredictionKind::kProbabilities:
-      return "probabilities";
-    case PredictionKind::kClass:
-      return "class";
-  }
-  return "argmax";
-}
-
 PredictionKind DefaultPrediction(const std::string& loss) {
   if (loss == "cross_entropy" || loss == "nll") return PredictionKind::kArgmax;
   if (loss == "bce" || loss == "bce_with_logits") return PredictionKind::kClass;

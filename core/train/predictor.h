@@ -12,20 +12,9 @@
 #include <torch/csrc/jit/api/module.h>
 #include <torch/types.h>
 
+#include "formats/prediction_kind.h"
+
 namespace sparktorch {
-
-// What one prediction line holds:
-//   kArgmax        the index of the largest output (a class), SparkTorch's default;
-//   kVector        every output, comma-separated (SparkTorch's useVectorOut; a regression's value);
-//   kProbabilities the outputs turned into probabilities for the model's loss (softmax after
-//                  cross_entropy, exp after nll's log-probabilities, sigmoid after bce_with_logits);
-//   kClass         the class: for bce and bce_with_logits 1 or 0 per output (its probability at
-//                  least 0.5 or not), for cross_entropy and nll the argmax.
-enum class PredictionKind { kArgmax, kVector, kProbabilities, kClass };
-
-// "argmax", "vector", "probabilities", "class"; nullopt otherwise.
-std::optional<PredictionKind> ParsePredictionKind(std::string_view name);
-const char* PredictionKindName(PredictionKind kind);
 
 // The prediction a model trained with `loss` gives by default: argmax for cross_entropy and
 // nll, the class for bce and bce_with_logits, the vector otherwise (a regression's values).

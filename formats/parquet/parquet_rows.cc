@@ -58,10 +58,25 @@ std::string Describe(PhysicalType type) {
   }
 }
 
+// How messages name a column's role: by the RowFormat field (the flag of the same name) that
+// named the column.
+const char* RoleText(ParquetRowReader::ColumnRole role) {
+  switch (role) {
+    case ParquetRowReader::ColumnRole::kLabel:
+      return "--label-field";
+    case ParquetRowReader::ColumnRole::kId:
+      return "--id-field";
+    case ParquetRowReader::ColumnRole::kFeatures:
+      break;
+  }
+  return "--features-field";
+}
+
 }  // namespace
 
 std::unique_ptr<SelectedColumn> ParquetRowReader::Select(const std::string& name,
-                                                         const char* role) {
+                                                         ColumnRole column_role) {
+  const std::string role = RoleText(column_role);
   int index = file_.FindField(name);
   if (index < 0) {
     std::string columns;
@@ -84,7 +99,7 @@ std::unique_ptr<SelectedColumn> ParquetRowReader::Select(const std::string& name
     }
     return c;
   };
-  const bool is_id = std::string_view(role) == "--id-field";
+  const bool is_id = column_role == ColumnRole::kId;
   for (size_t leaf : field.leaves) {
     if (file_.leaves()[leaf].decimal) {
       throw InputError(file_.path() + ": column " + name + " (" + role +
@@ -113,7 +128,7 @@ std::unique_ptr<SelectedColumn> ParquetRowReader::Select(const std::string& name
       return column;
     }
     if (is_id) {
-      throw InputError(file_.path() + ": column " + name + " (--id-field) holds " +
+      throw InputError(file_.path() + ": column " + name + " (" + role + ") holds " +
                        (l.max_rep > 0 ? "lists" : Describe(l.type)) +
                        ", not strings or integers");
     }
@@ -161,15 +176,15 @@ ParquetRowReader::ParquetRowReader(const std::string& path, const RowFormat& for
     : file_(path), format_(format), num_features_(num_features), end_row_(end_row) {
   std::vector<std::string> names = SplitNames(format.features_field);
   if (names.empty()) throw UsageError("--features-field names no column");
-  for (const std::string& name : names) features_.push_back(Select(name, "--features-field"));
+  for (const std::string& name : names) features_.push_back(Select(name, ColumnRole::kFeatures));
   for (const auto& f : features_) {
     if (f->shape == Shape::kText) throw InputError(path + ": column " + f->name + " is not numbers");
   }
   if (format.label != LabelPresence::kNone &&
       (format.label == LabelPresence::kRequired || file_.FindField(format.label_field) >= 0)) {
-    label_ = Select(format.label_field, "--label-field");
+    label_ = Select(format.label_field, ColumnRole::kLabel);
   }
-  if (!format.id_field.empty()) id_ = Select(format.id_field, "--id-field");
+  if (!format.id_field.empty()) id_ = Select(format.id_field, ColumnRole::kId);
   row_ = std::max<int64_t>(first_row, 0) - 1;
 }
 

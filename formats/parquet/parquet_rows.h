@@ -56,8 +56,11 @@ class ParquetRowReader {
   const std::string& path() const { return file_.path(); }
   const ParquetFile& file() const { return file_; }
 
+  // What a selected column is for: the rows' features, their label or their id.
+  enum class ColumnRole { kFeatures, kLabel, kId };
+
  private:
-  std::unique_ptr<SelectedColumn> Select(const std::string& name, const char* role);
+  std::unique_ptr<SelectedColumn> Select(const std::string& name, ColumnRole role);
   void LoadRowGroup(size_t group);
   // Moves every selected column past one row, into its cursors' scratch when `keep`.
   void TakeRow(bool keep);

@@ -152,6 +152,18 @@ expect_exit 2 "$ERR --label-col and --no-label contradict each other" --stdout-e
   -- "$SPARKTORCH" -q train --model "$MLP" --input good2.csv --no-label --label-col 1
 expect_exit 2 "$ERR A subcommand is required (run sparktorch --help, or sparktorch COMMAND --help)" \
   --stdout-empty -- "$SPARKTORCH"
+# The flags that name one of a set (parsed into an enum once, in cli/): any other name, and the
+# help lists the names.
+for flag in "train --mode:auto,local,sync,hogwild" "train --lr-scaling:none,linear,sqrt" \
+  "train --prediction:argmax,vector,probabilities,class" \
+  "predict --prediction:argmax,vector,probabilities,class" "serve --mode:sync,hogwild"; do
+  command=${flag%% *} rest=${flag#* }
+  name=${rest%%:*} names=${rest#*:}
+  expect_exit 2 "$ERR $name: Sync not in {$names} (run sparktorch --help, or sparktorch COMMAND --help)" \
+    --stdout-empty -- "$SPARKTORCH" -q "$command" "$name" Sync
+  "$SPARKTORCH" "$command" --help | grep -qE -- "$name TEXT:\{$names\}" ||
+    fail "$command --help does not list $name's names {$names}"
+done
 
 check "an output that cannot be written (exit 74)"
 expect_exit 74 "$ERR no-such-dir/model.pt: cannot write the model: No such file or directory" \

@@ -1,0 +1,47 @@
+#ifndef SPARKTORCH_FORMATS_PREDICTION_KIND_H_
+#define SPARKTORCH_FORMATS_PREDICTION_KIND_H_
+
+#include <optional>
+#include <string_view>
+
+namespace sparktorch {
+
+// What one prediction line holds (a model's manifest stores its default by name):
+//   kArgmax        the index of the largest output (a class), SparkTorch's default;
+//   kVector        every output, comma-separated (SparkTorch's useVectorOut; a regression's value);
+//   kProbabilities the outputs turned into probabilities for the model's loss (softmax after
+//                  cross_entropy, exp after nll's log-probabilities, sigmoid after bce_with_logits);
+//   kClass         the class: for bce and bce_with_logits 1 or 0 per output (its probability at
+//                  least 0.5 or not), for cross_entropy and nll the argmax.
+enum class PredictionKind { kArgmax, kVector, kProbabilities, kClass };
+
+inline constexpr PredictionKind kPredictionKinds[] = {
+    PredictionKind::kArgmax, PredictionKind::kVector, PredictionKind::kProbabilities,
+    PredictionKind::kClass};
+
+// "argmax", "vector", "probabilities", "class".
+inline const char* PredictionKindName(PredictionKind kind) {
+  switch (kind) {
+    case PredictionKind::kArgmax:
+      return "argmax";
+    case PredictionKind::kVector:
+      return "vector";
+    case PredictionKind::kProbabilities:
+      return "probabilities";
+    case PredictionKind::kClass:
+      return "class";
+  }
+  return "argmax";
+}
+
+// The kind PredictionKindName names; nullopt for any other text (a manifest's unknown kind).
+inline std::optional<PredictionKind> ParsePredictionKind(std::string_view name) {
+  for (PredictionKind kind : kPredictionKinds) {
+    if (name == PredictionKindName(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
+}  // namespace sparktorch
+
+#endif  // SPARKTORCH_FORMATS_PREDICTION_KIND_H_
