@@ -74,13 +74,13 @@ ParameterServer::ParameterServer(ParameterServerOptions options, std::vector<at:
 }
 
 std::string ParameterServer::OptimizerState() {
-  std::lock_guard<std::mutex> lock(mu_);
+  Held held(mu_);
   return SaveOptimizerState(*optimizer_, options_.optimizer, params_);
 }
 
 ParameterServer::~ParameterServer() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    Held held(mu_);
     for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
     stop_ = true;
     closing_ = true;
@@ -92,7 +92,7 @@ ParameterServer::~ParameterServer() {
   }
 }
 
-bool ParameterServer::Over() const {
+bool ParameterServer::Over(const Held&) const {
   for (const Worker& w : workers_) {
     if (w.state == State::kActive || (w.state == State::kAbsent && !rendezvous_over_)) return false;
   }
@@ -104,20 +104,20 @@ ParameterServerReport ParameterServer::Run() {
   const SteadyTime rendezvous = After(options_.rendezvous_timeout);
   for (;;) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      Held held(mu_);
       if (!rendezvous_over_ && std::chrono::steady_clock::now() >= rendezvous) {
         rendezvous_over_ = true;
-        AssignWaiting();  // the ids nobody claimed go to the workers without one first
+        AssignWaiting(held);  // the ids nobody claimed go to the workers without one first
         for (size_t id = 0; id < workers_.size(); ++id) {
           if (workers_[id].state != State::kAbsent) continue;
-          Lose(static_cast<int>(id), "never connected within " + SecondsText(options_.rendezvous_timeout));
+          Lose(held, static_cast<int>(id), "never connected within " + SecondsText(options_.rendezvous_timeout));
         }
       }
-      if (Over()) break;
+      if (Over(held)) break;
     }
     std::vector<int64_t> ended;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      Held held(mu_);
       ended.swap(ended_);
     }
     for (int64_t serial : ended) {
@@ -133,7 +133,7 @@ ParameterServerReport ParameterServer::Run() {
   listener_.reset();
   {
     // Connections still in their handshake (or garbage) end now.
-    std::lock_guard<std::mutex> lock(mu_);
+    Held held(mu_);
     for (int fd : open_fds_) ::shutdown(fd, SHUT_RDWR);
     closing_ = true;
   }
@@ -149,10 +149,10 @@ ParameterServerReport ParameterServer::Run() {
       p.mutable_grad() = at::Tensor();
     }
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  Held held(mu_);
   report_.version = version_;
   report_.mean_staleness = pushes_ > 0 ? staleness_sum_ / pushes_ : 0;
-  Decide();
+  Decide(held);
   report_.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return report_;
 }
@@ -163,7 +163,7 @@ void ParameterServer::Accept(Fd fd) {
   DetectDeadPeer(fd.get(), kDeadPeerMillis);
   {
     // Each connection has a thread: bound them, so that a flood of connections cannot.
-    std::lock_guard<std::mutex> lock(mu_);
+    Held held(mu_);
     const size_t limit = workers_.size() + kMaxExtraConnections;
     if (open_fds_.size() >= limit) {
       const std::string reason = std::to_string(open_fds_.size()) + " connections are open already";
@@ -190,11 +190,11 @@ void ParameterServer::Serve(Fd fd, int64_t serial) {
     if (id >= 0) ServeWorker(conn, id);
   } catch (const std::exception& e) {
     // An optimizer step that throws (a bad gradient) ends that worker, not the server.
-    std::lock_guard<std::mutex> lock(mu_);
-    if (id >= 0 && workers_[id].state == State::kActive) Lose(id, e.what());
+    Held held(mu_);
+    if (id >= 0 && workers_[id].state == State::kActive) Lose(held, id, e.what());
     spdlog::error("connection from {}: {}", peer, e.what());
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  Held held(mu_);
   open_fds_.erase(raw);
   conn.Close();
   ended_.push_back(serial);

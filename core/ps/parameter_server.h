@@ -141,6 +141,20 @@ class ParameterServer {
     bool done = false;  // AssignWaiting has decided
   };
 
+  // A lock of mu_, and the proof that it is held: what mu_ guards (the members after it) is read
+  // and written only under one, and the functions that need it take one (Over, AssignWaiting,
+  // CheckFeatureScale, Lose, ReleaseLock, Decide, Schedule), so that a call without the lock
+  // does not compile. weights_mu_ guards the weights (Snapshot, ApplyPush lock it themselves),
+  // and the two are never held together: nothing that takes a Held locks weights_mu_.
+  class Held {
+   public:
+    explicit Held(std::mutex& mu) : lock_(mu) {}
+    std::unique_lock<std::mutex>& lock() { return lock_; }  // for a condition variable's wait
+
+   private:
+    std::unique_lock<std::mutex> lock_;
+  };
+
   // Defined beside the functions that use them.
   struct Refusal;      // parameter_server_admit.cc
   struct WorkerLink;   // parameter_server_messages.cc
@@ -151,7 +165,7 @@ class ParameterServer {
   void Accept(Fd fd);
   // A connection's thread: admits it, then serves the worker.
   void Serve(Fd fd, int64_t serial);
-  bool Over() const;  // with mu_ held
+  bool Over(const Held&) const;
   // Copies the weights into `bytes` and returns their version.
   uint64_t Snapshot(std::string* bytes);
 
@@ -165,12 +179,12 @@ class ParameterServer {
   // For a Hello without an id: waits until AssignWaiting gives it one and returns it, or sets
   // `refusal` and returns -1 when none is left.
   int AwaitId(const ps::Hello& hello, const std::string& peer, Refusal* refusal);
-  // With mu_ held: once every worker has come (or the rendezvous is over), gives each waiting
-  // worker without an id, in the order they came, the lowest id not claimed yet.
-  void AssignWaiting();
-  // With mu_ held: warns when worker `id`'s rows are far from unit scale, unless an earlier
-  // worker's were (options_.check_feature_scale).
-  void CheckFeatureScale(int id, const std::string& worker_info);
+  // Once every worker has come (or the rendezvous is over), gives each waiting worker without an
+  // id, in the order they came, the lowest id not claimed yet.
+  void AssignWaiting(const Held&);
+  // Warns when worker `id`'s rows are far from unit scale, unless an earlier worker's were
+  // (options_.check_feature_scale).
+  void CheckFeatureScale(const Held&, int id, const std::string& worker_info);
   // Sends worker `id` its Welcome (the model); false when the worker was lost instead.
   bool SendWelcome(FrameConnection& conn, const std::string& peer, int id, const ps::Hello& hello,
                    const std::string& nonce);
@@ -191,11 +205,11 @@ class ParameterServer {
   bool LoseLink(const WorkerLink& link, const std::string& why);
   bool CloseLink(const WorkerLink& link, const std::string& why);
 
-  // Epoch bookkeeping (parameter_server_epochs.cc), all with mu_ held.
-  void Lose(int id, const std::string& why);
-  void ReleaseLock(int id);
-  void Decide();  // epochs every worker reported
-  void Schedule(const ServedEpoch& served);  // the rate for the epoch after `served`
+  // Epoch bookkeeping (parameter_server_epochs.cc).
+  void Lose(const Held&, int id, const std::string& why);
+  void ReleaseLock(const Held&, int id);
+  void Decide(const Held&);  // epochs every worker reported
+  void Schedule(const Held&, const ServedEpoch& served);  // the rate for the epoch after `served`
 
   ParameterServerOptions options_;
   Fd listener_;
@@ -213,7 +227,7 @@ class ParameterServer {
   std::shared_mutex weights_mu_;  // flat_params_, version_, the optimizer
   uint64_t version_ = 0;
 
-  std::mutex mu_;  // everything below
+  std::mutex mu_;  // everything below, under a Held
   std::condition_variable lock_cv_;
   std::condition_variable waiting_cv_;  // a Waiting was decided, or the server is closing
   std::vector<Waiting*> waiting_;       // in arrival order

@@ -86,7 +86,7 @@ int ParameterServer::Admit(FrameConnection& conn, const std::string& peer) {
 int ParameterServer::Refuse(FrameConnection& conn, const std::string& peer, const Refusal& refusal,
                             bool tell) {
   spdlog::warn("refused a connection from {}: {}", peer, refusal.reason);
-  std::lock_guard<std::mutex> lock(mu_);
+  Held held(mu_);
   ++report_.refused_connections;
   if (tell) {
     ps::Message r;
@@ -103,7 +103,7 @@ int ParameterServer::Refuse(FrameConnection& conn, const std::string& peer, cons
 
 int ParameterServer::ClaimId(const ps::Hello& hello, Refusal* refusal) {
   const int id = hello.worker();
-  std::lock_guard<std::mutex> lock(mu_);
+  Held held(mu_);
   Worker& w = workers_[id];
   if (w.state == State::kLost && w.host.empty()) {
     refusal->reason = "worker " + std::to_string(id) + " arrived after the server's --timeout (" +
@@ -121,21 +121,21 @@ int ParameterServer::ClaimId(const ps::Hello& hello, Refusal* refusal) {
     w.state = State::kActive;
     w.host = hello.host();
     if (report_.worker_info.empty()) report_.worker_info = hello.worker_info();
-    AssignWaiting();  // this may have been the last worker that workers without an id wait for
+    AssignWaiting(held);  // this may have been the last worker that workers without an id wait for
   }
   return id;
 }
 
 int ParameterServer::AwaitId(const ps::Hello& hello, const std::string& peer, Refusal* refusal) {
-  std::unique_lock<std::mutex> lock(mu_);
+  Held held(mu_);
   Waiting me;
   me.host = hello.host();
   waiting_.push_back(&me);
   spdlog::info("a worker with no rows arrived from {} ({}); it gets an id no worker claimed once "
                "every worker has come",
                hello.host(), peer);
-  AssignWaiting();
-  waiting_cv_.wait(lock, [&] { return me.done || closing_; });
+  AssignWaiting(held);
+  waiting_cv_.wait(held.lock(), [&] { return me.done || closing_; });
   waiting_.erase(std::remove(waiting_.begin(), waiting_.end(), &me), waiting_.end());
   if (me.id >= 0) {
     if (report_.worker_info.empty()) report_.worker_info = hello.worker_info();
@@ -155,7 +155,7 @@ int ParameterServer::AwaitId(const ps::Hello& hello, const std::string& peer, Re
   return -1;
 }
 
-void ParameterServer::AssignWaiting() {
+void ParameterServer::AssignWaiting(const Held&) {
   if (waiting_.empty()) return;
   const auto arrived = std::count_if(workers_.begin(), workers_.end(),
                                      [](const Worker& w) { return w.state != State::kAbsent; });
@@ -189,7 +189,7 @@ bool ParameterServer::SendWelcome(FrameConnection& conn, const std::string& peer
     wm->set_version(version_);
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    Held held(mu_);
     if (!first_admitted_) first_admitted_ = last_epoch_end_ = std::chrono::steady_clock::now();
   }
   if (hello.worker() == -1) {
@@ -200,18 +200,18 @@ bool ParameterServer::SendWelcome(FrameConnection& conn, const std::string& peer
     spdlog::info("worker {} joined from {} ({})", id, hello.host(), peer);
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    CheckFeatureScale(id, hello.worker_info());
+    Held held(mu_);
+    CheckFeatureScale(held, id, hello.worker_info());
   }
   if (conn.Send(welcome, After(options_.worker_timeout)) != FrameConnection::Status::kOk) {
-    std::lock_guard<std::mutex> lock(mu_);
-    Lose(id, "connection closed while it was sent the model");
+    Held held(mu_);
+    Lose(held, id, "connection closed while it was sent the model");
     return false;
   }
   return true;
 }
 
-void ParameterServer::CheckFeatureScale(int id, const std::string& worker_info) {
+void ParameterServer::CheckFeatureScale(const Held&, int id, const std::string& worker_info) {
   if (!options_.check_feature_scale || warned_feature_scale_) return;
   const nlohmann::json info = nlohmann::json::parse(worker_info, nullptr, false);
   auto number = [&info](const char* key) {

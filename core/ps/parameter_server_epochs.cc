@@ -2,7 +2,7 @@
 // (parameter_server.cc), admission (parameter_server_admit.cc) and messages
 // (parameter_server_messages.cc): the hogwild lock passes on (ReleaseLock), a worker is counted
 // lost (Lose), and an epoch every training worker reported becomes the job's, with its progress
-// line and early stopping (Decide). Every function here runs with mu_ held.
+// line and early stopping (Decide). Every function here takes a Held: it runs with mu_ held.
 #include <algorithm>
 #include <chrono>
 #include <limits>
@@ -14,13 +14,13 @@
 
 namespace sparktorch {
 
-void ParameterServer::ReleaseLock(int id) {
+void ParameterServer::ReleaseLock(const Held&, int id) {
   if (lock_owner_ != id) return;
   lock_owner_ = -1;
   lock_cv_.notify_all();
 }
 
-void ParameterServer::Lose(int id, const std::string& why) {
+void ParameterServer::Lose(const Held& held, int id, const std::string& why) {
   Worker& w = workers_[id];
   if (w.state == State::kFinished || w.state == State::kLost) return;
   const bool was_active = w.state == State::kActive;
@@ -31,11 +31,11 @@ void ParameterServer::Lose(int id, const std::string& why) {
   } else {
     spdlog::warn("worker {} {}; the job goes on without it", id, why);
   }
-  ReleaseLock(id);
-  Decide();
+  ReleaseLock(held, id);
+  Decide(held);
 }
 
-void ParameterServer::Schedule(const ServedEpoch& served) {
+void ParameterServer::Schedule(const Held&, const ServedEpoch& served) {
   if (options_.lr_schedule.is_null()) return;
   if (!schedule_) {
     schedule_ = std::make_unique<LrSchedule>(options_.lr_schedule, options_.optimizer.at("lr").get<double>(),
@@ -50,7 +50,7 @@ void ParameterServer::Schedule(const ServedEpoch& served) {
   }
 }
 
-void ParameterServer::Decide() {
+void ParameterServer::Decide(const Held& held) {
   // After an early stop, the epochs workers were in the middle of are not the job's.
   while (!report_.stopped_early) {
     auto it = epochs_.find(next_epoch_);
@@ -88,7 +88,7 @@ void ParameterServer::Decide() {
     spdlog::info("{}", ProgressLine(ProgressOf(served, served.epochs, served.workers)));
     epochs_.erase(it);
     ++next_epoch_;
-    Schedule(served);
+    Schedule(held, served);
     // Epochs are decided in order from 1 and stop_ never turns false again, so the first epoch
     // observed here is epoch 1.
     if (!stop_ && early_stopping_.Observe(served.train_loss, served.validation_loss)) {

@@ -100,8 +100,8 @@ void ParameterServer::ServeWorker(FrameConnection& conn, int id) {
 }
 
 bool ParameterServer::LoseLink(const WorkerLink& link, const std::string& why) {
-  std::lock_guard<std::mutex> lock(mu_);
-  Lose(link.id, why);
+  Held held(mu_);
+  Lose(held, link.id, why);
   return false;
 }
 
@@ -112,13 +112,13 @@ bool ParameterServer::CloseLink(const WorkerLink& link, const std::string& why) 
 
 bool ParameterServer::OnPull(WorkerLink& link, const ps::Pull& pull) {
   if (options_.lock && pull.acquire_lock()) {
-    std::unique_lock<std::mutex> lock(mu_);
-    lock_cv_.wait(lock, [&] { return lock_owner_ < 0 || lock_owner_ == link.id || stop_; });
+    Held held(mu_);
+    lock_cv_.wait(held.lock(), [&] { return lock_owner_ < 0 || lock_owner_ == link.id || stop_; });
     if (!stop_) lock_owner_ = link.id;
   }
   link.weights.mutable_weights()->set_version(Snapshot(&link.snapshot));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    Held held(mu_);
     link.weights.mutable_weights()->set_stop(stop_);
   }
   return link.SendWeights() || LoseLink(link, "connection closed");
@@ -161,7 +161,7 @@ bool ParameterServer::OnPush(WorkerLink& link, const ps::Push& push) {
   if (push.pull()) link.weights.mutable_weights()->set_version(Snapshot(&link.snapshot));
   ps::Message out;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    Held held(mu_);
     ++pushes_;
     staleness_sum_ += static_cast<double>(applied.staleness);
     report_.max_staleness = std::max(report_.max_staleness, applied.staleness);
@@ -170,7 +170,7 @@ bool ParameterServer::OnPush(WorkerLink& link, const ps::Push& push) {
     } else {
       ++report_.dropped;
     }
-    if (push.release_lock()) ReleaseLock(link.id);
+    if (push.release_lock()) ReleaseLock(held, link.id);
     ps::PushAck* ack = out.mutable_push_ack();
     ack->set_version(applied.version);
     ack->set_applied(applied.applied);
@@ -200,7 +200,7 @@ void AddMetricSums(const ps::EpochReport& r, const google::protobuf::RepeatedFie
 bool ParameterServer::OnEpochReport(WorkerLink& link, const ps::EpochReport& r) {
   ps::Message out;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    Held held(mu_);
     if (r.epoch() >= next_epoch_ && r.rows() >= 0 && r.validation_rows() >= 0) {
       EpochSums& e = epochs_[r.epoch()];
       if (e.workers.insert(link.id).second) {
@@ -216,7 +216,7 @@ bool ParameterServer::OnEpochReport(WorkerLink& link, const ps::EpochReport& r) 
         AddMetricSums(r, r.train_metric_sums(), &e.train_metrics);
         AddMetricSums(r, r.validation_metric_sums(), &e.validation_metrics);
       }
-      Decide();
+      Decide(held);
     }
     out.mutable_epoch_ack()->set_stop(stop_);
   }
@@ -226,23 +226,23 @@ bool ParameterServer::OnEpochReport(WorkerLink& link, const ps::EpochReport& r) 
 bool ParameterServer::OnDone(WorkerLink& link, const ps::Done& done) {
   link.weights.mutable_weights()->set_version(Snapshot(&link.snapshot));
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    ReleaseLock(link.id);
+    Held held(mu_);
+    ReleaseLock(held, link.id);
     link.weights.mutable_weights()->set_stop(stop_);
   }
   // The worker counts as finished once it has its final weights: until then the job is not
   // over, so the server does not close this connection under the send.
   const bool sent = link.SendWeights();
-  std::lock_guard<std::mutex> lock(mu_);
+  Held held(mu_);
   if (!sent) {
-    Lose(link.id, "connection closed before it got the final weights");
+    Lose(held, link.id, "connection closed before it got the final weights");
     return false;
   }
   workers_[link.id].state = State::kFinished;
   report_.finished.push_back(link.id);
   nlohmann::json summary = nlohmann::json::parse(done.summary(), nullptr, false);
   if (summary.is_object()) report_.worker_summaries.push_back(summary);
-  Decide();
+  Decide(held);
   spdlog::info("{} finished", link.name);
   return false;
 }
