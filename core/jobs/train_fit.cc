@@ -37,7 +37,8 @@ TrainOptions TrainerOptions(const TrainJobOptions& options) {
 
 // Resuming a model sparktorch trained, unless --fresh-optimizer: its optimizer's state (when the
 // file has one for the same optimizer), the epochs it trained and its schedule's position.
-TrainOptions ResumeOptions(const JobOutput& o, const TrainMode& mode, torch::optim::Optimizer& optimizer,
+TrainOptions ResumeOptions(const TrainSetup& o, const TrainMode& mode,
+                           torch::optim::Optimizer& optimizer,
                            const std::vector<torch::Tensor>& params) {
   TrainOptions train = TrainerOptions(o.options);
   train.lr_schedule = o.plan.lr_schedule_spec;
@@ -67,8 +68,9 @@ TrainOptions ResumeOptions(const JobOutput& o, const TrainMode& mode, torch::opt
 
 // Rank 0's model after an epoch with its optimizer's state, for a restart (--resume): written to
 // -o, and sent to the tracker under one.
-void WriteCheckpoint(const JobOutput& o, const Communicator& comm, const torch::jit::Module& module,
-                     const EpochStats& stats, const std::string& optimizer_state) {
+void WriteCheckpoint(const TrainSetup& o, const Communicator& comm, const torch::jit::Module& module,
+                     const EpochStats& stats, const std::string& optimizer_state,
+                     const json& history) {
   // While training, the parameters are views into one flat buffer (Trainer), which deepcopy
   // copies once, memoised: every parameter of the copy would be the first one. Each gets a
   // tensor of its own from the module's.
@@ -88,7 +90,8 @@ void WriteCheckpoint(const JobOutput& o, const Communicator& comm, const torch::
     }
   }
   copy.to(torch::kCPU);
-  const Manifest manifest = TrainedManifest(o, comm, RankEpochJson(stats), stats.epoch, stats.lr_schedule_state);
+  const Manifest manifest = TrainedManifest(o, comm, RankEpochJson(stats), stats.epoch,
+                                            stats.lr_schedule_state, history);
   if (!o.options.output_path.empty()) {
     WriteModelFile(o.options.output_path, copy, manifest, optimizer_state);
     spdlog::info("checkpoint after epoch {} written to {}", stats.epoch, o.options.output_path);
@@ -115,9 +118,10 @@ void ScaleLr(LrScaling scaling, int ranks, json* optimizer_spec) {
                lr * factor);
 }
 
-void Fit(const JobOutput& o, Fitted& fitted, Communicator& comm, TrainMode& mode,
-         torch::jit::Module& module, const Split& split) {
+Fitted Fit(const TrainSetup& o, Communicator& comm, TrainMode& mode, const Split& split) {
   const TrainJobOptions& options = o.options;
+  torch::jit::Module module = *o.plan.module;  // a handle: the plan's module is what trains
+  Fitted fitted;
   std::vector<torch::Tensor> params;
   for (const torch::Tensor& p : module.parameters()) params.push_back(p);
   auto optimizer = MakeOptimizer(o.optimizer_spec, params);
@@ -158,7 +162,7 @@ void Fit(const JobOutput& o, Fitted& fitted, Communicator& comm, TrainMode& mode
     // once the tracker logs the epoch, it keeps the epoch's checkpoint.
     if (checkpoints && stats.epoch % options.checkpoint_every == 0 && stats.epoch < last) {
       WriteCheckpoint(o, comm, module, stats,
-                      SaveOptimizerState(*optimizer, o.optimizer_spec, params));
+                      SaveOptimizerState(*optimizer, o.optimizer_spec, params), fitted.history);
     }
     if (rank == 0) {
       spdlog::info("{}", ProgressLine(ProgressOf(stats, last)));
@@ -177,6 +181,7 @@ void Fit(const JobOutput& o, Fitted& fitted, Communicator& comm, TrainMode& mode
   if (mode.plans_model() && mode.writes_model(rank)) {
     fitted.optimizer_state = SaveOptimizerState(*optimizer, o.optimizer_spec, params);
   }
+  return fitted;
 }
 
 }  // namespace sparktorch

@@ -52,10 +52,12 @@ void Run(const TrainJobOptions& options, const TrainRun& run, Communicator& comm
                          : "--send-model: a hogwild worker does not write the model; the "
                            "parameter server does");
   }
-  ModelPlan plan = mode.plans_model() ? PlanModel(options.model, run.input_shape, device) : ModelPlan();
+  // A rank plans its model from --model before its rows; a hogwild worker gets it after them.
+  const bool planned = mode.plans_model();
+  ModelPlan plan = planned ? PlanModel(options.model, run.input_shape, device) : ModelPlan();
   torch::manual_seed(options.seed);  // after PlanModel, whose spec check draws weights
-  Loss loss = Loss::FromSpec(mode.plans_model() ? plan.loss_spec : json("cross_entropy"));
-  json optimizer_spec = mode.plans_model() ? CompleteOptimizerSpec(plan.optimizer_spec) : json();
+  Loss loss = Loss::FromSpec(planned ? plan.loss_spec : json("cross_entropy"));
+  json optimizer_spec = planned ? CompleteOptimizerSpec(plan.optimizer_spec) : json();
   const bool no_label = run.reader.format.label == LabelPresence::kNone;
 
   const RowSourceOptions row_options = RankReaderOptions(options, run, mode, comm, device, plan);
@@ -63,31 +65,29 @@ void Run(const TrainJobOptions& options, const TrainRun& run, Communicator& comm
   if (!no_label && !plan.output_shape.empty()) {
     check = [&loss, &plan](const Row& row) { return loss.CheckLabel(row.label, plan.output_shape); };
   }
-  const RankRows rows = ReadRankRows(options, row_options, check, comm, mode);
+  RankRows rows = ReadRankRows(options, row_options, check, comm, mode);
   if (!mode.AfterRows(rows, device, &plan)) return;
-  if (!mode.plans_model()) {
+  if (!planned) {
     loss = Loss::FromSpec(plan.loss_spec);
     optimizer_spec = CompleteOptimizerSpec(plan.optimizer_spec);
   }
   plan.lr_schedule_spec = CompleteLrScheduleSpec(plan.lr_schedule_spec);
   ScaleLr(options.lr_scaling, comm.world_size(), &optimizer_spec);
   BuildAfterRows(plan, rows, loss, no_label, device);
-  torch::jit::Module& module = *plan.module;
-  module.to(device);
-
+  plan.module->to(device);
   if (const std::string why = loss.CheckWeights(plan.output_shape); !why.empty()) throw SpecError(why);
-  const Split split = SplitRows(rows.data, options, plan, loss, no_label);
+
   const PredictionKind prediction = options.prediction.value_or(DefaultPrediction(loss.name()));
-  Fitted fitted;
-  const JobOutput output{options, run,  row_options.format, rows, plan, loss, optimizer_spec,
-                         fitted, split.held_out, prediction, device};
-  Fit(output, fitted, comm, mode, module, split);
+  TrainSetup setup{options,         run,         row_options.format,       device,
+                   std::move(rows), std::move(plan), std::move(loss), std::move(optimizer_spec),
+                   prediction};
+  const Split split = SplitRows(setup.rows.data, options, setup.plan, setup.loss, no_label);
+  setup.held_out = split.held_out;
+  const Fitted fitted = Fit(setup, comm, mode, split);
 
   RecordWriter records(out, "stdout");
-  if (options.predict) {
-    WritePredictions(records, module, rows.data, plan, loss, prediction, device);
-  }
-  WriteModelAndSummary(output, module, comm, mode, records, SecondsSince(started));
+  if (options.predict) WritePredictions(setup, records);
+  WriteModelAndSummary(setup, fitted, comm, mode, records, SecondsSince(started));
 }
 
 }  // namespace

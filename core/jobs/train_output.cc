@@ -19,8 +19,8 @@ json RankEpochJson(const EpochStats& s) {
   return j;
 }
 
-Manifest TrainedManifest(const JobOutput& o, const Communicator& comm, const json& metrics, int epochs_run,
-                         const json& schedule_state) {
+Manifest TrainedManifest(const TrainSetup& o, const Communicator& comm, const json& metrics,
+                         int epochs_run, const json& schedule_state, const json& history) {
   const TrainJobOptions& options = o.options;
   const bool no_label = o.format.label == LabelPresence::kNone;
   Manifest manifest =
@@ -44,35 +44,35 @@ Manifest TrainedManifest(const JobOutput& o, const Communicator& comm, const jso
     manifest.training["lr_schedule_state"] = schedule_state;
   }
   manifest.metrics = metrics;
-  manifest.history = o.fitted.history;
+  manifest.history = history;
   return manifest;
 }
 
-void WritePredictions(RecordWriter& records, torch::jit::Module& module, const Dataset& data,
-                      const ModelPlan& plan, const Loss& loss, PredictionKind prediction,
-                      c10::Device device) {
-  Predictor predictor(module, device, plan.input_shape, prediction, loss.name());
+void WritePredictions(const TrainSetup& s, RecordWriter& records) {
+  const Dataset& data = s.rows.data;
+  Predictor predictor(*s.plan.module, s.device, s.plan.input_shape, s.prediction, s.loss.name());
   predictor.PredictInBatches(data.features, 1024, [&](int64_t i, std::string_view text) {
     records.WritePrediction(data.ids.empty() ? std::string_view() : data.ids[i], text);
   });
 }
 
-void WriteModelAndSummary(const JobOutput& o, torch::jit::Module& module, const Communicator& comm,
+void WriteModelAndSummary(const TrainSetup& o, const Fitted& fitted, const Communicator& comm,
                           const TrainMode& mode, RecordWriter& records, double total_seconds) {
   const TrainJobOptions& options = o.options;
-  const TrainResult& result = o.fitted.result;
+  const TrainResult& result = fitted.result;
+  torch::jit::Module module = *o.plan.module;
   const EpochStats& last = result.epochs.back();
   // The metrics of the weights written: with early stopping, the best epoch's.
   json final_metrics = RankEpochJson(result.kept_epoch > 0 ? result.Epoch(result.kept_epoch) : last);
   final_metrics["stopped_early"] = result.stopped_early;
   if (result.kept_epoch > 0) final_metrics["kept_epoch"] = result.kept_epoch;
   const Manifest manifest =
-      TrainedManifest(o, comm, final_metrics, last.epoch, result.lr_schedule_state);
+      TrainedManifest(o, comm, final_metrics, last.epoch, result.lr_schedule_state, fitted.history);
   module.to(torch::kCPU);  // a saved model loads anywhere
   if (mode.writes_model(comm.rank()) && o.run.send_model) {
-    o.run.send_model(SerializeModel(module, manifest, o.fitted.optimizer_state));
+    o.run.send_model(SerializeModel(module, manifest, fitted.optimizer_state));
   } else if (mode.writes_model(comm.rank())) {
-    WriteJobModel(records, options.output_path, module, manifest, o.fitted.optimizer_state);
+    WriteJobModel(records, options.output_path, module, manifest, fitted.optimizer_state);
   }
   json summary = final_metrics;
   summary["rank"] = comm.rank();
@@ -80,7 +80,7 @@ void WriteModelAndSummary(const JobOutput& o, torch::jit::Module& module, const 
   summary["mode"] = o.run.mode;
   summary["partition_rows"] = o.rows.data.rows();
   char checksum[16];
-  std::snprintf(checksum, sizeof checksum, "%08x", o.fitted.checksum);
+  std::snprintf(checksum, sizeof checksum, "%08x", fitted.checksum);
   summary["weights_crc32"] = checksum;
   mode.Summarise(&summary);
   summary["rows_read"] = o.rows.rows_read;
@@ -90,8 +90,8 @@ void WriteModelAndSummary(const JobOutput& o, torch::jit::Module& module, const 
   if (o.run.resumed_after > 0) summary["resumed_after_epoch"] = o.run.resumed_after;
   summary["read_seconds"] = o.rows.read_seconds;
   summary["spilled_bytes"] = o.rows.spilled_bytes;
-  summary["train_seconds"] = o.fitted.seconds;
-  summary["history"] = o.fitted.history;
+  summary["train_seconds"] = fitted.seconds;
+  summary["history"] = fitted.history;
   summary["total_seconds"] = total_seconds;
   if (!options.output_path.empty() && comm.rank() == 0) summary["model_path"] = options.output_path;
   records.WriteSummary(summary.dump());

@@ -54,43 +54,44 @@ struct Fitted {
   std::string optimizer_state;  // rank 0's, for the model file (SaveOptimizerState)
 };
 
-// Everything a finished job writes but predictions: the model (rank 0: to -o, or as records)
-// and the summary record.
-struct JobOutput {
+// What a rank trains once its rows are read and its model built: the job's inputs (the flags,
+// how this process takes part), and each part a step of RunTrainJob made, moved in and owned
+// here. The steps after (the fit, the output) take it whole.
+struct TrainSetup {
   const TrainJobOptions& options;
   const TrainRun& run;
-  const RowFormat& format;  // as the rows were read
-  const RankRows& rows;
-  const ModelPlan& plan;
-  const Loss& loss;
-  const nlohmann::json& optimizer_spec;
-  const Fitted& fitted;  // filled by Fit
-  int64_t held_out;
-  PredictionKind prediction;
+  RowFormat format;  // as the rows were read
   c10::Device device;
+  RankRows rows;
+  ModelPlan plan;  // built: plan.module is the module trained
+  Loss loss;
+  nlohmann::json optimizer_spec;  // completed, its lr scaled for the ranks
+  PredictionKind prediction;
+  int64_t held_out = 0;  // rows held out for validation (SplitRows)
 };
 
 // train_fit.cc: --lr-scaling, the rate for `ranks` ranks, whose step averages `ranks` times the
 // rows of one.
 void ScaleLr(LrScaling scaling, int ranks, nlohmann::json* optimizer_spec);
 
-// Trains the module on the split, then lets the mode finish (a hogwild worker's weights become
-// the server's); the checksum is of the weights after that. Fills `fitted` (o.fitted).
-void Fit(const JobOutput& o, Fitted& fitted, Communicator& comm, TrainMode& mode,
-         torch::jit::Module& module, const Split& split);
+// Trains the setup's module on the split, then lets the mode finish (a hogwild worker's weights
+// become the server's); the checksum is of the weights after that.
+Fitted Fit(const TrainSetup& s, Communicator& comm, TrainMode& mode, const Split& split);
 
 // train_output.cc: a rank's epoch as records and metrics carry it.
 nlohmann::json RankEpochJson(const EpochStats& s);
 
-// The manifest of the model after `epochs_run` epochs, with `metrics` and the history so far.
-Manifest TrainedManifest(const JobOutput& o, const Communicator& comm, const nlohmann::json& metrics,
-                         int epochs_run, const nlohmann::json& schedule_state);
+// The manifest of the model after `epochs_run` epochs, with `metrics` and `history`, the
+// epochs so far.
+Manifest TrainedManifest(const TrainSetup& s, const Communicator& comm,
+                         const nlohmann::json& metrics, int epochs_run,
+                         const nlohmann::json& schedule_state, const nlohmann::json& history);
 
-void WritePredictions(RecordWriter& records, torch::jit::Module& module, const Dataset& data,
-                      const ModelPlan& plan, const Loss& loss, PredictionKind prediction,
-                      c10::Device device);
+// A prediction record for every row of this rank, with the weights the module has now.
+void WritePredictions(const TrainSetup& s, RecordWriter& records);
 
-void WriteModelAndSummary(const JobOutput& o, torch::jit::Module& module, const Communicator& comm,
+// The model (rank 0: to -o, to the tracker, or as records) and the summary record.
+void WriteModelAndSummary(const TrainSetup& s, const Fitted& fitted, const Communicator& comm,
                           const TrainMode& mode, RecordWriter& records, double total_seconds);
 
 }  // namespace sparktorch

@@ -93,8 +93,8 @@ TEST(RowPlan, ShapesParseOrSayWhichFlagIsWrong) {
 }
 
 TEST(RowPlan, FlagsBecomeOverridesOfTheFormat) {
-  RowOptions rows;
-  rows.format = "csv";
+  RowOptions rows{};
+  rows.format.emplace("csv");
   rows.label_col = "-3:-1";
   rows.delimiter = "tab";
   rows.on_bad_row = "skip";
