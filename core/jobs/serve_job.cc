@@ -7,7 +7,7 @@
 
 #include "core/data/output_file.h"
 #include "core/device.h"
-#include "core/dist/tracker.h"
+#include "core/world/tracker.h"
 #include "core/jobs/hogwild_serve.h"
 #include "core/net/errors.h"
 #include "core/net/socket.h"

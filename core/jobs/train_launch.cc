@@ -13,7 +13,7 @@
 #include "core/data/input_files.h"
 #include "core/data/rank_prefix.h"
 #include "core/device.h"
-#include "core/dist/world.h"
+#include "core/world/world.h"
 #include "core/files.h"
 #include "core/jobs/row_plan.h"
 #include "core/jobs/train_run.h"

@@ -7,7 +7,7 @@
 #include <string>
 
 #include "core/data/row_source.h"
-#include "core/dist/communicator.h"
+#include "core/world/communicator.h"
 #include "core/jobs/train_job.h"
 #include "core/ps/ps_client.h"
 #include "core/train/predictor.h"

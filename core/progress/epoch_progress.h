@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 // Progress: an epoch as people and programs follow a job. Torch-free, below the trainer
-// (core/train), the tracker (core/dist) and the parameter server (core/ps), which all report
+// (core/train), the tracker (core/world) and the parameter server (core/ps), which all report
 // epochs with it.
 namespace sparktorch {
 

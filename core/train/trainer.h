@@ -11,7 +11,7 @@
 #include <torch/csrc/jit/api/module.h>
 #include <torch/optim/optimizer.h>
 
-#include "core/dist/communicator.h"
+#include "core/world/communicator.h"
 #include "core/train/loss.h"
 #include "core/train/metrics.h"
 

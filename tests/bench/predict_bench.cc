@@ -8,7 +8,7 @@
 #include <benchmark/benchmark.h>
 #include <torch/torch.h>
 
-#include "core/dist/communicator.h"
+#include "core/world/communicator.h"
 #include "core/model/spec_compiler.h"
 #include "core/train/loss.h"
 #include "core/train/optimizer.h"

@@ -1,4 +1,4 @@
-#include "core/dist/tracker.h"
+#include "core/world/tracker.h"
 
 #include <functional>
 #include <future>

@@ -8,7 +8,7 @@
 #include <torch/torch.h>
 
 #include "core/data/dataset.h"
-#include "core/dist/communicator.h"
+#include "core/world/communicator.h"
 #include "core/model/spec_compiler.h"
 #include "core/train/examples.h"
 #include "core/train/loss.h"

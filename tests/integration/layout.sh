@@ -48,16 +48,16 @@ bad=$(project_includes $(find formats -name '*.h' -o -name '*.cc') | grep -E ':"
 $bad"
 echo "  ok"
 
-check "core's rooms point one way: jobs -> ps -> train -> dist -> model -> data, each also on net, progress and core/*.h; progress on nothing (and no torch)"
+check "core's rooms point one way: jobs -> ps -> train -> world -> model -> data, each also on net, progress and core/*.h; progress on nothing (and no torch)"
 # The rooms a room's files may include besides its own ("base": core/device.h, files.h,
 # version.h). ARCHITECTURE in man/sparktorch-spark.7 draws the same order.
-declare -A below=([jobs]="ps train dist model data net progress base"
-                  [ps]="train dist model data net progress base"
-                  [train]="dist model data net progress base" [dist]="model data net progress base"
+declare -A below=([jobs]="ps train world model data net progress base"
+                  [ps]="train world model data net progress base"
+                  [train]="world model data net progress base" [world]="model data net progress base"
                   [model]="data net progress base" [data]="net progress base" [net]="base"
                   [progress]="")
 rooms=$(find core -mindepth 1 -maxdepth 1 -type d -printf '%f\n' | sort | tr '\n' ' ')
-[[ $rooms == "data dist jobs model net progress ps train " ]] ||
+[[ $rooms == "data jobs model net progress ps train world " ]] ||
   fail "core's rooms are $rooms; give a new one its place in layout.sh and ARCHITECTURE"
 checked=0
 for room in "${!below[@]}"; do
@@ -84,7 +84,7 @@ echo "  ok: the longest is $( (find core formats -name '*.cc'; find spark-script
 
 check "every file a document names exists (README.md, core/, formats/, tests/ READMEs, man pages)"
 # Paths under the repository's folders as the documents write them (man pages' \- for -);
-# a name without its extension (core/dist/tracker_protocol) stands for the files that have one.
+# a name without its extension (core/world/tracker_protocol) stands for the files that have one.
 python3 - <<'PY' || fail "documents name files that do not exist (above)"
 import glob, os, re, sys
 docs = ["README.md", "core/README.md", "formats/README.md", "tests/README.md",

@@ -1,6 +1,6 @@
 // The MPI backend. The only file that includes mpi.h; without SPARKTORCH_WITH_MPI it compiles
 // to functions that say MPI is missing.
-#include "core/dist/mpi_communicator.h"
+#include "core/world/mpi_communicator.h"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "core/dist/world.h"
+#include "core/world/world.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -6,8 +6,8 @@
 
 #include <spdlog/spdlog.h>
 
-#include "core/dist/mpi_communicator.h"
-#include "core/dist/tracker.h"
+#include "core/world/mpi_communicator.h"
+#include "core/world/tracker.h"
 #include "core/files.h"
 #include "core/net/errors.h"
 #include "core/net/interfaces.h"

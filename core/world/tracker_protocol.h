@@ -1,5 +1,5 @@
-#ifndef SPARKTORCH_CORE_DIST_TRACKER_PROTOCOL_H_
-#define SPARKTORCH_CORE_DIST_TRACKER_PROTOCOL_H_
+#ifndef SPARKTORCH_CORE_WORLD_TRACKER_PROTOCOL_H_
+#define SPARKTORCH_CORE_WORLD_TRACKER_PROTOCOL_H_
 
 #include <cstdint>
 #include <optional>
@@ -60,4 +60,4 @@ std::pair<std::string, std::string> SplitVerb(const std::string& line);
 
 }  // namespace sparktorch
 
-#endif  // SPARKTORCH_CORE_DIST_TRACKER_PROTOCOL_H_
+#endif  // SPARKTORCH_CORE_WORLD_TRACKER_PROTOCOL_H_

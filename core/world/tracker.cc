@@ -1,4 +1,4 @@
-#include "core/dist/tracker.h"
+#include "core/world/tracker.h"
 
 #include <poll.h>
 #include <sys/socket.h>
@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
-#include "core/dist/tracker_checkpoint.h"
+#include "core/world/tracker_checkpoint.h"
 #include "core/net/random_hex.h"
 #include "core/progress/epoch_progress.h"
 #include "formats/error.h"

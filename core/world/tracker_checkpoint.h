@@ -1,5 +1,5 @@
-#ifndef SPARKTORCH_CORE_DIST_TRACKER_CHECKPOINT_H_
-#define SPARKTORCH_CORE_DIST_TRACKER_CHECKPOINT_H_
+#ifndef SPARKTORCH_CORE_WORLD_TRACKER_CHECKPOINT_H_
+#define SPARKTORCH_CORE_WORLD_TRACKER_CHECKPOINT_H_
 
 #include <functional>
 #include <memory>
@@ -42,4 +42,4 @@ std::string KeepModel(ModelLines& lines,
 
 }  // namespace sparktorch
 
-#endif  // SPARKTORCH_CORE_DIST_TRACKER_CHECKPOINT_H_
+#endif  // SPARKTORCH_CORE_WORLD_TRACKER_CHECKPOINT_H_

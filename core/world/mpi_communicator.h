@@ -1,9 +1,9 @@
-#ifndef SPARKTORCH_CORE_DIST_MPI_COMMUNICATOR_H_
-#define SPARKTORCH_CORE_DIST_MPI_COMMUNICATOR_H_
+#ifndef SPARKTORCH_CORE_WORLD_MPI_COMMUNICATOR_H_
+#define SPARKTORCH_CORE_WORLD_MPI_COMMUNICATOR_H_
 
 #include <memory>
 
-#include "core/dist/communicator.h"
+#include "core/world/communicator.h"
 
 namespace sparktorch {
 
@@ -21,4 +21,4 @@ void FinalizeMpi();
 
 }  // namespace sparktorch
 
-#endif  // SPARKTORCH_CORE_DIST_MPI_COMMUNICATOR_H_
+#endif  // SPARKTORCH_CORE_WORLD_MPI_COMMUNICATOR_H_

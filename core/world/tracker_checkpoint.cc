@@ -1,4 +1,4 @@
-#include "core/dist/tracker_checkpoint.h"
+#include "core/world/tracker_checkpoint.h"
 
 #include <optional>
 #include <utility>

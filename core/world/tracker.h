@@ -1,5 +1,5 @@
-#ifndef SPARKTORCH_CORE_DIST_TRACKER_H_
-#define SPARKTORCH_CORE_DIST_TRACKER_H_
+#ifndef SPARKTORCH_CORE_WORLD_TRACKER_H_
+#define SPARKTORCH_CORE_WORLD_TRACKER_H_
 
 #include <cstdint>
 #include <functional>
@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/dist/tracker_protocol.h"
+#include "core/world/tracker_protocol.h"
 #include "core/net/socket.h"
 
 namespace sparktorch {
@@ -98,4 +98,4 @@ std::string RankList(const std::vector<int>& ranks);
 
 }  // namespace sparktorch
 
-#endif  // SPARKTORCH_CORE_DIST_TRACKER_H_
+#endif  // SPARKTORCH_CORE_WORLD_TRACKER_H_

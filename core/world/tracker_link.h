@@ -1,5 +1,5 @@
-#ifndef SPARKTORCH_CORE_DIST_TRACKER_LINK_H_
-#define SPARKTORCH_CORE_DIST_TRACKER_LINK_H_
+#ifndef SPARKTORCH_CORE_WORLD_TRACKER_LINK_H_
+#define SPARKTORCH_CORE_WORLD_TRACKER_LINK_H_
 
 #include <atomic>
 #include <condition_variable>
@@ -12,7 +12,7 @@
 #include <thread>
 #include <utility>
 
-#include "core/dist/tracker_protocol.h"
+#include "core/world/tracker_protocol.h"
 #include "core/net/socket.h"
 
 namespace sparktorch {
@@ -118,4 +118,4 @@ class TrackerLink {
 
 }  // namespace sparktorch
 
-#endif  // SPARKTORCH_CORE_DIST_TRACKER_LINK_H_
+#endif  // SPARKTORCH_CORE_WORLD_TRACKER_LINK_H_

@@ -1,6 +1,6 @@
 // libsparktorch_pmi.so: the PMI-1 client that Open MPI 4's "flux" component loads (from
 // FLUX_PMI_LIBRARY_PATH) to bootstrap MPI_COMM_WORLD without mpirun. It talks to the tracker
-// (`sparktorch serve`) over TCP with the protocol of core/dist/tracker_protocol.h.
+// (`sparktorch serve`) over TCP with the protocol of core/world/tracker_protocol.h.
 //
 // `sparktorch train --tracker` sets, before MPI_Init: SPARKTORCH_TRACKER (HOST:PORT),
 // SPARKTORCH_RANK, SPARKTORCH_WORLD_SIZE, SPARKTORCH_JOB_ID (the started job's id); the job's
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/dist/tracker_protocol.h"
+#include "core/world/tracker_protocol.h"
 #include "core/net/socket.h"
 
 #define PMI_API extern "C" __attribute__((visibility("default")))

@@ -1,4 +1,4 @@
-#include "core/dist/tracker_protocol.h"
+#include "core/world/tracker_protocol.h"
 
 #include <sstream>
 

@@ -1,5 +1,5 @@
-#ifndef SPARKTORCH_CORE_DIST_WORLD_H_
-#define SPARKTORCH_CORE_DIST_WORLD_H_
+#ifndef SPARKTORCH_CORE_WORLD_WORLD_H_
+#define SPARKTORCH_CORE_WORLD_WORLD_H_
 
 #include <future>
 #include <memory>
@@ -7,8 +7,8 @@
 #include <string>
 #include <thread>
 
-#include "core/dist/communicator.h"
-#include "core/dist/tracker_link.h"
+#include "core/world/communicator.h"
+#include "core/world/tracker_link.h"
 #include "core/net/socket.h"
 
 namespace sparktorch {
@@ -82,4 +82,4 @@ class World {
 
 }  // namespace sparktorch
 
-#endif  // SPARKTORCH_CORE_DIST_WORLD_H_
+#endif  // SPARKTORCH_CORE_WORLD_WORLD_H_

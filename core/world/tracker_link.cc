@@ -1,4 +1,4 @@
-#include "core/dist/tracker_link.h"
+#include "core/world/tracker_link.h"
 
 #include <sys/socket.h>
 

@@ -1,5 +1,5 @@
-#ifndef SPARKTORCH_CORE_DIST_COMMUNICATOR_H_
-#define SPARKTORCH_CORE_DIST_COMMUNICATOR_H_
+#ifndef SPARKTORCH_CORE_WORLD_COMMUNICATOR_H_
+#define SPARKTORCH_CORE_WORLD_COMMUNICATOR_H_
 
 #include <cstddef>
 
@@ -44,4 +44,4 @@ class LocalCommunicator : public Communicator {
 
 }  // namespace sparktorch
 
-#endif  // SPARKTORCH_CORE_DIST_COMMUNICATOR_H_
+#endif  // SPARKTORCH_CORE_WORLD_COMMUNICATOR_H_
