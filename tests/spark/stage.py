@@ -117,9 +117,11 @@ def manifest(model):
 
 
 class KillAfterCheckpoint:
-    """Kills one `sparktorch train` process of `binary` (SIGKILL, the newest) once the
-    checkpoint file `path` holds the model after epoch `epoch` or later, as an executor lost
-    mid-training ends its task; once. `killed_after` is then the checkpoint's epoch."""
+    """Kills one `sparktorch train` process of `binary` that this process started (SIGKILL,
+    the newest) once the checkpoint file `path` holds the model after epoch `epoch` or later,
+    as an executor lost mid-training ends its task; once. `killed_after` is then the
+    checkpoint's epoch. Only this process's children: ctest runs other tests beside this one,
+    whose Spark tasks run the same binary."""
 
     def __init__(self, binary, path, epoch):
         self.binary, self.path, self.epoch = binary, path, epoch
@@ -140,9 +142,12 @@ class KillAfterCheckpoint:
             try:
                 with open("/proc/%s/cmdline" % entry, "rb") as f:
                     argv = f.read().split(b"\0")
-            except OSError:
+                with open("/proc/%s/stat" % entry, "rb") as f:
+                    parent = int(f.read().rsplit(b")", 1)[1].split()[1])
+            except (OSError, ValueError, IndexError):
                 continue
-            if self.binary.encode() in argv and b"train" in argv and b"--tracker" in argv:
+            if parent == os.getpid() and self.binary.encode() in argv and b"train" in argv \
+                    and b"--tracker" in argv:
                 pids.append(int(entry))
         return sorted(pids)
 
