@@ -219,6 +219,32 @@ TEST(Tracker, LogsTheEpochsThatRankZeroReports) {
       << log;
 }
 
+// Ranks 0 and 1 of a world of 2, admitted and started.
+void ExpectStarted(Rank& zero, Rank& one) {
+  EXPECT_EQ(zero.Next(), "ok");
+  EXPECT_EQ(one.Next(), "ok");
+  EXPECT_EQ(zero.Next(), "start 65537 0");
+  EXPECT_EQ(one.Next(), "start 65537 1");
+}
+
+// `size` bytes that differ from one another, as a model file's do.
+std::string TestModel(size_t size, int step) {
+  std::string model(size, 'm');
+  for (size_t i = 0; i < model.size(); ++i) model[i] = static_cast<char>(i * step);
+  return model;
+}
+
+// A model file's records as rank 0 sends them, each on a `VERB-record` line (VERB: checkpoint
+// or model), without the line that ends them; with `damage`, one chunk's base64 changed.
+void SendRecords(Rank& rank, const std::string& verb, const std::string& model, bool damage) {
+  const std::string prefix = verb + "-record ";
+  ModelRecordLines(model, [&](std::string_view record) {
+    std::string line = prefix + std::string(record.substr(0, record.size() - 1));
+    if (damage && line[prefix.size()] == 'M') line[line.size() - 5] ^= 1;
+    rank.Say(line);
+  });
+}
+
 TEST(Tracker, KeepsRankZerosCheckpointsWholeAndDropsBadOnes) {
   std::vector<std::pair<int, std::string>> kept;
   TrackerFixture tracker(2, 20, [&kept](int epoch, const std::string& model) {
@@ -226,19 +252,11 @@ TEST(Tracker, KeepsRankZerosCheckpointsWholeAndDropsBadOnes) {
   });
   Rank zero(tracker.port(), 0, 2);
   Rank one(tracker.port(), 1, 2);
-  EXPECT_EQ(zero.Next(), "ok");
-  EXPECT_EQ(one.Next(), "ok");
-  EXPECT_EQ(zero.Next(), "start 65537 0");
-  EXPECT_EQ(one.Next(), "start 65537 1");
+  ExpectStarted(zero, one);
   // Two chunks (a model over kModelChunkBytes), then one whose chunk is damaged, then rank 1's.
-  std::string model(kModelChunkBytes + 1000, 'm');
-  for (size_t i = 0; i < model.size(); ++i) model[i] = static_cast<char>(i * 7);
+  const std::string model = TestModel(kModelChunkBytes + 1000, 7);
   auto send = [&model](Rank& rank, int epoch, bool damage) {
-    ModelRecordLines(model, [&](std::string_view record) {
-      std::string line = "checkpoint-record " + std::string(record.substr(0, record.size() - 1));
-      if (damage && line[18] == 'M') line[line.size() - 5] ^= 1;
-      rank.Say(line);
-    });
+    SendRecords(rank, "checkpoint", model, damage);
     rank.Say("checkpoint " + std::to_string(epoch));
   };
   send(zero, 3, false);
@@ -259,14 +277,9 @@ TEST(Tracker, KeepsRankZerosCheckpointsWholeAndDropsBadOnes) {
       << log;
 }
 
-// Rank 0's model as `train --send-model` sends it: `model-record` lines, then `model`; with
-// `damage`, one chunk's base64 changed.
+// Rank 0's model as `train --send-model` sends it: `model-record` lines, then `model`.
 void SendModel(Rank& rank, const std::string& model, bool damage) {
-  ModelRecordLines(model, [&](std::string_view record) {
-    std::string line = "model-record " + std::string(record.substr(0, record.size() - 1));
-    if (damage && line[13] == 'M') line[line.size() - 5] ^= 1;
-    rank.Say(line);
-  });
+  SendRecords(rank, "model", model, damage);
   rank.Say("model");
 }
 
@@ -275,12 +288,8 @@ TEST(Tracker, KeepsRankZerosTrainedModelBeforeItsDone) {
   TrackerFixture tracker(2, 20, {}, [&kept](const std::string& model) { kept.push_back(model); });
   Rank zero(tracker.port(), 0, 2);
   Rank one(tracker.port(), 1, 2);
-  EXPECT_EQ(zero.Next(), "ok");
-  EXPECT_EQ(one.Next(), "ok");
-  EXPECT_EQ(zero.Next(), "start 65537 0");
-  EXPECT_EQ(one.Next(), "start 65537 1");
-  std::string model(kModelChunkBytes + 1000, 'm');
-  for (size_t i = 0; i < model.size(); ++i) model[i] = static_cast<char>(i * 13);
+  ExpectStarted(zero, one);
+  const std::string model = TestModel(kModelChunkBytes + 1000, 13);
   SendModel(zero, model, false);
   zero.Say("done");
   one.Say("done");
@@ -315,10 +324,7 @@ TEST(Tracker, AModelItCannotKeepFailsTheJob) {
     TrackerFixture tracker(2, 20, {}, keep);
     Rank zero(tracker.port(), 0, 2);
     Rank one(tracker.port(), 1, 2);
-    EXPECT_EQ(zero.Next(), "ok");
-    EXPECT_EQ(one.Next(), "ok");
-    EXPECT_EQ(zero.Next(), "start 65537 0");
-    EXPECT_EQ(one.Next(), "start 65537 1");
+    ExpectStarted(zero, one);
     SendModel(c.sender == 0 ? zero : one, model, c.damage);
     const TrackerOutcome outcome = tracker.Outcome();
     EXPECT_FALSE(outcome.ok);

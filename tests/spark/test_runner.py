@@ -92,38 +92,35 @@ class PipePartitionTest(unittest.TestCase):
             list(pipe_partition(broken(), [SPARKTORCH, "train", "--model", SPEC],
                                 log=io.StringIO()))
 
-    def test_sync_partitions_at_once_through_the_tracker_agree(self):
+    @staticmethod
+    def sync_stage(n, count, flag):
+        """`count` rows split among `n` sync ranks that train one epoch at once through a
+        tracker (Serve), each with `flag`; (the rows of each, the records of each, the model
+        serve wrote or None)."""
         env = dict(os.environ, SPARKTORCH_SECRET="runner-test-secret")
-        n = 3
         server = serve(["--world-size", str(n)], env=env, listen=("127.0.0.1", 0))
-        parts = [rows("train12k.csv", 3000)[i::n] for i in range(n)]
+        parts = [rows("train12k.csv", count)[i::n] for i in range(n)]
         commands = [[SPARKTORCH, "train", "--model", SPEC, "--epochs", "1", "--tracker",
-                     server.address, "--rank", str(i), "--world-size", str(n), "--predict"]
+                     server.address, "--rank", str(i), "--world-size", str(n), flag]
                     for i in range(n)]
         outputs = run_partitions(commands, parts, env=env)
         server.finish(300)
+        model = server.model()
         server.close()
-        results = [read_records(out) for out in outputs]
+        return parts, [read_records(out) for out in outputs], model
+
+    def test_sync_partitions_at_once_through_the_tracker_agree(self):
+        parts, results, served = self.sync_stage(3, 3000, "--predict")
         self.assertIsNotNone(results[0].model)  # rank 0's partition carries the model
         self.assertTrue(all(r.model is None for r in results[1:]))
+        self.assertIsNone(served)
         crcs = {r.summaries[0]["weights_crc32"] for r in results}
         self.assertEqual(len(crcs), 1, crcs)
         for part, r in zip(parts, results):
             self.assertEqual(len(r.predictions), len(part))
 
     def test_sync_ranks_send_the_model_to_serve_which_writes_it(self):
-        env = dict(os.environ, SPARKTORCH_SECRET="runner-test-secret")
-        n = 2
-        server = serve(["--world-size", str(n)], env=env, listen=("127.0.0.1", 0))
-        parts = [rows("train12k.csv", 1000)[i::n] for i in range(n)]
-        commands = [[SPARKTORCH, "train", "--model", SPEC, "--epochs", "1", "--tracker",
-                     server.address, "--rank", str(i), "--world-size", str(n), "--send-model"]
-                    for i in range(n)]
-        outputs = run_partitions(commands, parts, env=env)
-        server.finish(300)
-        model = server.model()
-        server.close()
-        results = [read_records(out) for out in outputs]
+        _, results, model = self.sync_stage(2, 1000, "--send-model")
         self.assertTrue(all(r.model is None for r in results))  # none through stdout
         self.assertGreater(len(model), 1000000)
         self.assertEqual(model[:2], b"PK")
