@@ -1,5 +1,7 @@
 #include "cli/row_format_flags.h"
 
+#include "cli/commands.h"
+
 namespace sparktorch {
 
 void AddRowFormatFlags(CLI::App* c, RowFormatFlags* f) {
@@ -44,11 +46,12 @@ void AddRowFormatFlags(CLI::App* c, RowFormatFlags* f) {
       c->add_option("--id-field", f->id_field, "jsonl, parquet: id field (default: none)")->group("Rows");
   f->allow_nan_opt =
       c->add_flag("--allow-nan", f->allow_nan, "Accept NaN and Inf values")->group("Rows");
-  c->add_option("--on-bad-row", f->on_bad_row, "fail (default) or skip (and count) bad rows")
-      ->check(CLI::IsMember({"fail", "skip"}))
+  AddEnumOption(c, "--on-bad-row", &f->on_bad_row, kOnBadRows, OnBadRowName,
+                "fail on the first bad row, or skip (and count) bad rows (" +
+                    DefaultIs(OnBadRowName(f->on_bad_row)) + ")")
       ->group("Rows");
   c->add_option("--max-line-bytes", f->max_line_bytes,
-                "Longest line accepted (default 67108864)")
+                "Longest line accepted (" + DefaultIs(f->max_line_bytes) + ")")
       ->check(CLI::PositiveNumber)
       ->group("Rows");
 }

@@ -14,10 +14,11 @@ namespace sparktorch {
 // The flags that say where rows come from and how to read them, shared by train and predict.
 struct RowFormatFlags {
   std::vector<std::string> inputs;
-  std::string format, label_col, delimiter, features_field, label_field, id_field, input_shape,
-      on_bad_row = "fail";
+  std::string format, label_col, delimiter, features_field, label_field, id_field, input_shape;
   int64_t num_features = 0, id_col = 0;
-  size_t max_line_bytes = 64 << 20;
+  // The defaults are RowOptions' own (core/jobs/row_options.h).
+  OnBadRow on_bad_row = RowOptions().on_bad_row;
+  size_t max_line_bytes = RowOptions().max_line_bytes;
   bool no_label = false, header = false, zero_based = false, allow_nan = false;
 
   // Options as registered, to tell which were given.

@@ -9,6 +9,13 @@
 
 namespace sparktorch {
 
+// --on-bad-row: fail on the first bad row, or skip (and count) bad rows.
+enum class OnBadRow { kFail, kSkip };
+inline constexpr OnBadRow kOnBadRows[] = {OnBadRow::kFail, OnBadRow::kSkip};
+inline const char* OnBadRowName(OnBadRow policy) {
+  return policy == OnBadRow::kSkip ? "skip" : "fail";
+}
+
 // The rows of `train`, `predict` and `inspect` as their Rows flags give them, unparsed (the man
 // page gives each flag's meaning). What is unset comes from the model's manifest, the data or
 // the format's defaults; core/jobs/row_plan.h turns it into the reader's options.
@@ -23,7 +30,7 @@ struct RowOptions {
   std::optional<bool> header, zero_based, allow_nan;
   std::optional<std::string> features_field, label_field, id_field;
   std::string input_shape;  // "1,28,28"; empty: the model's, else from the rows
-  std::string on_bad_row = "fail";  // or "skip"
+  OnBadRow on_bad_row = OnBadRow::kFail;
   size_t max_line_bytes = 64 << 20;
 };
 

@@ -59,7 +59,7 @@ RowFormatOverrides FormatOverrides(const RowOptions& r) {
 }
 
 BadRowPolicy BadRowPolicyOf(const RowOptions& rows) {
-  return rows.on_bad_row == "skip" ? BadRowPolicy::kSkip : BadRowPolicy::kFail;
+  return rows.on_bad_row == OnBadRow::kSkip ? BadRowPolicy::kSkip : BadRowPolicy::kFail;
 }
 
 RowSourceOptions ReaderOptions(const RowOptions& rows) {

@@ -97,7 +97,7 @@ TEST(RowPlan, FlagsBecomeOverridesOfTheFormat) {
   rows.format.emplace("csv");
   rows.label_col = "-3:-1";
   rows.delimiter = "tab";
-  rows.on_bad_row = "skip";
+  rows.on_bad_row = OnBadRow::kSkip;
   rows.max_line_bytes = 1000;
   const RowSourceOptions reader = ReaderOptions(rows);
   EXPECT_EQ(reader.format.kind, RowFormatKind::kCsv);

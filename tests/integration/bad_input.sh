@@ -156,7 +156,8 @@ expect_exit 2 "$ERR A subcommand is required (run sparktorch --help, or sparktor
 # help lists the names.
 for flag in "train --mode:auto,local,sync,hogwild" "train --lr-scaling:none,linear,sqrt" \
   "train --prediction:argmax,vector,probabilities,class" \
-  "predict --prediction:argmax,vector,probabilities,class" "serve --mode:sync,hogwild"; do
+  "predict --prediction:argmax,vector,probabilities,class" "serve --mode:sync,hogwild" \
+  "train --on-bad-row:fail,skip" "predict --on-bad-row:fail,skip"; do
   command=${flag%% *} rest=${flag#* }
   name=${rest%%:*} names=${rest#*:}
   expect_exit 2 "$ERR $name: Sync not in {$names} (run sparktorch --help, or sparktorch COMMAND --help)" \

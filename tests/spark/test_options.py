@@ -169,6 +169,7 @@ class DefaultsAgreeTest(unittest.TestCase):
                                       "validationPct": (train, "--validation-pct"),
                                       "partitionShuffles": (train, "--partition-shuffles"),
                                       "lrScaling": (train, "--lr-scaling"),
+                                      "onBadRow": (train, "--on-bad-row"),
                                       "pullEvery": (serve, "--pull-every")}.items():
             self.assertIn(flag, helps, "%s says no default" % flag)
             binary = helps[flag]
