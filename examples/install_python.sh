@@ -16,8 +16,8 @@
 #
 # Every package is pinned, with its hashes, in a lock file per environment
 # (examples/python-locks/ENV.lock, made from ENV.in by examples/python_lock.py lock) and installed
-# with `pip install --no-deps --require-hashes`: pip resolves nothing here, so a fresh machine
-# gets exactly what the locks name, whatever PyPI serves that day.
+# by pip with --no-deps --require-hashes (`python_lock.py install`): pip resolves nothing here,
+# so a fresh machine gets exactly what the locks name, whatever PyPI serves that day.
 #
 # Idempotent: an environment whose stamp (its lock's sha256, the Python, the base it sees) is
 # current and whose packages are exactly its lock's (examples/python_lock.py check: versions,
