@@ -11,8 +11,9 @@ its executor and makes the job's secret; both reach every task through
 `BarrierTaskContext.allGather`, and each task runs `sparktorch train --rank R --world-size N`
 (N: the stage's tasks). The summary records the ranks write and the model serve wrote (the one
 rank 0 sent it in sync mode, `train --send-model`; the parameter server's in hogwild mode) come
-back as the stage's rows, which the client collects and checks as job.py does. A task that fails raises one line (`sparktorch rank R failed (WHY): LAST
-ERROR LINE`), which the client finds in Spark's error and raises as JobFailed.
+back as the stage's rows, which the client collects and checks as job.py does. A task that
+fails raises one line (`sparktorch rank R failed (WHY): LAST ERROR LINE`), which the client
+finds in Spark's error and raises as JobFailed.
 """
 import itertools
 import os

@@ -161,9 +161,9 @@ def verified_model(mode, model, summaries, job_id):
     one rank 0 sent in sync mode), once the summaries show that every rank ended with the same
     weights; JobFailed when there is none or they do not agree."""
     if model is None:
-        raise JobFailed("sparktorch job %d: %s" % (job_id, "the parameter server wrote no model"
-                                                   if mode == "hogwild" else
-                                                   "rank 0 sent serve no model"))
+        missing = ("the parameter server wrote no model" if mode == "hogwild" else
+                   "rank 0 sent the driver's serve no trained model (rank 0's task log says why)")
+        raise JobFailed("sparktorch job %d: %s" % (job_id, missing))
     if mode == "sync":
         checksums = {s.get("weights_crc32") for s in summaries}
         if len(checksums) != 1:
