@@ -20,18 +20,19 @@ std::string DefaultIs(const T& value) {
   return text.str();
 }
 
-// A flag whose value is one of an enum's `values`, by the name `name` gives each: parsed once,
-// here, into *value (an E, or a std::optional<E> that stays empty without the flag; nothing
-// below compares the text). The help shows TEXT:{a,b,c}; any other text is a usage error,
-// "--flag: x not in {a,b,c}".
-template <typename T, typename E, std::size_t N>
+// A flag whose value is one of an enum's, by the names of its table (formats/enum_names.h: an
+// array of {value, name}): parsed once, here, into *value (the enum, or a std::optional of it
+// that stays empty without the flag; nothing below compares the text). The help shows
+// TEXT:{a,b,c}; any other text is a usage error, "--flag: x not in {a,b,c}".
+template <typename T, typename Table>
 CLI::Option* AddEnumOption(CLI::App* command, const std::string& flags, T* value,
-                           const E (&values)[N], const char* (*name)(E), const std::string& help) {
+                           const Table& table, const std::string& help) {
+  using E = decltype(table[0].value);
   std::vector<std::pair<std::string, E>> names;
   std::string list;
-  for (E v : values) {
-    names.emplace_back(name(v), v);
-    list += (list.empty() ? "" : ",") + std::string(name(v));
+  for (const auto& entry : table) {
+    names.emplace_back(entry.name, entry.value);
+    list += (list.empty() ? "" : ",") + std::string(entry.name);
   }
   CLI::Validator by_name(
       [names, list](std::string& text) -> std::string {

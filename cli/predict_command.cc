@@ -31,7 +31,7 @@ void SetupPredictCommand(CLI::App& app) {
   AddRowFormatFlags(c, &f.rows);
   c->add_option("--batch-size,-b", f.job.batch_size, "Rows per forward pass (" + DefaultIs(f.job.batch_size) + ")")
       ->check(CLI::PositiveNumber);
-  AddEnumOption(c, "--prediction", &f.job.prediction, kPredictionKinds, PredictionKindName,
+  AddEnumOption(c, "--prediction", &f.job.prediction, kPredictionKindNames,
                 "argmax, vector, probabilities or class (default: the model's)");
   c->add_option("--threads,-t", f.job.threads, "CPU threads (default: OMP_NUM_THREADS, else 1)")
       ->check(CLI::PositiveNumber);

@@ -46,9 +46,9 @@ void AddRowFormatFlags(CLI::App* c, RowFormatFlags* f) {
       c->add_option("--id-field", f->id_field, "jsonl, parquet: id field (default: none)")->group("Rows");
   f->allow_nan_opt =
       c->add_flag("--allow-nan", f->allow_nan, "Accept NaN and Inf values")->group("Rows");
-  AddEnumOption(c, "--on-bad-row", &f->on_bad_row, kOnBadRows, OnBadRowName,
+  AddEnumOption(c, "--on-bad-row", &f->on_bad_row, kOnBadRowNames,
                 "fail on the first bad row, or skip (and count) bad rows (" +
-                    DefaultIs(OnBadRowName(f->on_bad_row)) + ")")
+                    DefaultIs(NameIn(kOnBadRowNames, f->on_bad_row)) + ")")
       ->group("Rows");
   c->add_option("--max-line-bytes", f->max_line_bytes,
                 "Longest line accepted (" + DefaultIs(f->max_line_bytes) + ")")

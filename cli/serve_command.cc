@@ -46,7 +46,7 @@ void SetupServeCommand(CLI::App& app) {
   CLI::App* c = app.add_subcommand(
       "serve", "Run the tracker that sync ranks started without mpirun (Spark tasks) meet at, or "
                "the parameter server of hogwild training");
-  AddEnumOption(c, "--mode", &f.job.mode, kServeModes, ServeModeName,
+  AddEnumOption(c, "--mode", &f.job.mode, kServeModeNames,
                 "sync: the tracker of synchronous training (default); hogwild: the parameter server");
   c->add_option("--world-size,-n", f.job.world_size, "Number of ranks (sync) or workers (hogwild) in the job")
       ->required()

@@ -128,9 +128,9 @@ void SetupTrainCommand(CLI::App& app) {
                 "(torch.nn.utils.clip_grad_value_); 0: off")
       ->check(CLI::NonNegativeNumber)
       ->group("Training");
-  AddEnumOption(c, "--lr-scaling", &f.job.lr_scaling, kLrScalings, LrScalingName,
+  AddEnumOption(c, "--lr-scaling", &f.job.lr_scaling, kLrScalingNames,
                 "The lr for N synchronous ranks: none (as given), linear (times N) or sqrt (times "
-                "the square root of N); " + DefaultIs(LrScalingName(f.job.lr_scaling)))
+                "the square root of N); " + DefaultIs(NameIn(kLrScalingNames, f.job.lr_scaling)))
       ->group("Training");
   c->add_option("--checkpoint-every", f.job.checkpoint_every,
                 "Every N epochs, write the model with its optimizer state to --output, and under "
@@ -175,7 +175,7 @@ void SetupTrainCommand(CLI::App& app) {
                 "else TMPDIR, else /tmp)")
       ->group("Rows");
 
-  AddEnumOption(c, "--mode", &f.launch.mode, kLaunchModes, LaunchModeName,
+  AddEnumOption(c, "--mode", &f.launch.mode, kLaunchModeNames,
                 "local (one process), sync (ranks all-reduce gradients every step), hogwild "
                 "(workers pull from and push to a parameter server), or auto (default: sync "
                 "under mpirun or with --tracker, hogwild with --server, else local)")
@@ -211,7 +211,7 @@ void SetupTrainCommand(CLI::App& app) {
 
   c->add_flag("--predict", f.job.predict, "Write a prediction record for every input row")
       ->group("Output");
-  AddEnumOption(c, "--prediction", &f.job.prediction, kPredictionKinds, PredictionKindName,
+  AddEnumOption(c, "--prediction", &f.job.prediction, kPredictionKindNames,
                 "argmax, vector, probabilities or class (default: by loss)")
       ->group("Output");
   c->add_option("--metrics", f.job.metrics_path, "Write per-epoch metrics as JSON lines to this file")

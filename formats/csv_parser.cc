@@ -57,8 +57,9 @@ ColumnLayout::ColumnLayout(const RowFormat& format, const char* format_name, con
     throw UsageError("the label count must be at least 1, got " + std::to_string(label_count_));
   }
   if (label_ == LabelPresence::kOptional && num_features_ == 0) {
-    throw UsageError(std::string(format_name) +
-                     " rows with an optional label need the number of features (--num-features)");
+    throw UsageError(
+        std::string(format_name) + " rows with an optional label need the number of features",
+        RowSetting::kNumFeatures);
   }
   if (label_col_ < 0 && label_col_ + label_count_ > 0) {
     throw UsageError(Count(label_count_, "label column") + " starting at column " +

@@ -6,12 +6,30 @@
 
 namespace sparktorch {
 
+// The row-format setting (formats/row_format.h) whose change is the way out of an error: a
+// message from formats/ says what is wrong, and the layer that names the flags adds which one to
+// change (core/jobs/failure.h, MessageOf). formats/ itself names no flag.
+enum class RowSetting {
+  kNone,
+  kNumFeatures,    // RowFormat::num_features
+  kMaxLineBytes,   // the row reader's limit on a line or record
+  kFeaturesField,  // RowFormat::features_field
+  kLabelField,     // RowFormat::label_field
+  kIdField,        // RowFormat::id_field
+  kAllowNan,       // RowFormat::allow_nan
+};
+
 // The kinds of failure sparktorch reports. Each kind has its own process exit code, which only
 // cli/ decides (see cli/exit_codes.h and the man page). Messages are one line and name the thing
-// at fault: a file and line, a layer index and field, a flag.
+// at fault: a file and line, a layer index and field, a setting.
 class Error : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit Error(const std::string& message, RowSetting setting = RowSetting::kNone)
+      : std::runtime_error(message), setting_(setting) {}
+  RowSetting setting() const { return setting_; }
+
+ private:
+  RowSetting setting_;
 };
 
 // A flag, or a combination of flags, that cannot work.
@@ -57,7 +75,8 @@ class SpillError : public Error {
 // line as a whole (a wrong feature count, say).
 class RowError : public Error {
  public:
-  RowError(const std::string& message, size_t column) : Error(message), column_(column) {}
+  RowError(const std::string& message, size_t column, RowSetting setting = RowSetting::kNone)
+      : Error(message, setting), column_(column) {}
   size_t column() const { return column_; }
 
  private:

@@ -47,8 +47,8 @@ Float32RecordReader::Float32RecordReader(std::unique_ptr<ByteReader> in, std::st
   buf_.resize(kInitialBufferBytes);
 }
 
-void Float32RecordReader::Fail(const std::string& what) const {
-  throw InputError(name_ + ": record " + std::to_string(record_number_) + ": " + what);
+void Float32RecordReader::Fail(const std::string& what, RowSetting setting) const {
+  throw InputError(name_ + ": record " + std::to_string(record_number_) + ": " + what, setting);
 }
 
 bool Float32RecordReader::Have(size_t n) {
@@ -82,7 +82,8 @@ Float32RecordReader::Status Float32RecordReader::Next(std::string_view* record) 
   const size_t size = kHeadBytes + PayloadBytes(head);
   if (size > max_record_bytes_) {
     Fail("a record of " + std::to_string(size) + " bytes, over the limit of " +
-         std::to_string(max_record_bytes_) + " (--max-line-bytes); is the input float32 records?");
+             std::to_string(max_record_bytes_) + "; is the input float32 records?",
+         RowSetting::kMaxLineBytes);
   }
   if (!Have(size)) {
     Fail("the input ends inside a record (" + std::to_string(end_ - begin_) + " of its " +

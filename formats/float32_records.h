@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "formats/csv_parser.h"
+#include "formats/error.h"
 #include "formats/line_reader.h"
 #include "formats/row.h"
 #include "formats/row_format.h"
@@ -56,7 +57,7 @@ class Float32RecordReader {
  private:
   // Makes `n` bytes from begin_ available in buf_; false when the stream ends first.
   bool Have(size_t n);
-  [[noreturn]] void Fail(const std::string& what) const;
+  [[noreturn]] void Fail(const std::string& what, RowSetting setting = RowSetting::kNone) const;
 
   std::unique_ptr<ByteReader> in_;
   std::string name_;

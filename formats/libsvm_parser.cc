@@ -28,7 +28,7 @@ LibsvmParser::LibsvmParser(const RowFormat& format)
       first_index_(format.zero_based ? 0 : 1),
       allow_nan_(format.allow_nan) {
   if (num_features_ <= 0) {
-    throw UsageError("libsvm needs the number of features (--num-features)");
+    throw UsageError("libsvm needs the number of features", RowSetting::kNumFeatures);
   }
 }
 

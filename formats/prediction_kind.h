@@ -1,8 +1,7 @@
 #ifndef SPARKTORCH_FORMATS_PREDICTION_KIND_H_
 #define SPARKTORCH_FORMATS_PREDICTION_KIND_H_
 
-#include <optional>
-#include <string_view>
+#include "formats/enum_names.h"
 
 namespace sparktorch {
 
@@ -15,32 +14,13 @@ namespace sparktorch {
 //                  least 0.5 or not), for cross_entropy and nll the argmax.
 enum class PredictionKind { kArgmax, kVector, kProbabilities, kClass };
 
-inline constexpr PredictionKind kPredictionKinds[] = {
-    PredictionKind::kArgmax, PredictionKind::kVector, PredictionKind::kProbabilities,
-    PredictionKind::kClass};
-
 // "argmax", "vector", "probabilities", "class".
-inline const char* PredictionKindName(PredictionKind kind) {
-  switch (kind) {
-    case PredictionKind::kArgmax:
-      return "argmax";
-    case PredictionKind::kVector:
-      return "vector";
-    case PredictionKind::kProbabilities:
-      return "probabilities";
-    case PredictionKind::kClass:
-      return "class";
-  }
-  return "argmax";
-}
-
-// The kind PredictionKindName names; nullopt for any other text (a manifest's unknown kind).
-inline std::optional<PredictionKind> ParsePredictionKind(std::string_view name) {
-  for (PredictionKind kind : kPredictionKinds) {
-    if (name == PredictionKindName(kind)) return kind;
-  }
-  return std::nullopt;
-}
+inline constexpr Named<PredictionKind> kPredictionKindNames[] = {
+    {PredictionKind::kArgmax, "argmax"},
+    {PredictionKind::kVector, "vector"},
+    {PredictionKind::kProbabilities, "probabilities"},
+    {PredictionKind::kClass, "class"},
+};
 
 }  // namespace sparktorch
 

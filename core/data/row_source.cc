@@ -99,9 +99,9 @@ std::string RowSource::LineWhere(size_t column) const {
   return where;
 }
 
-void RowSource::Reject(const std::string& where, const std::string& what) {
+void RowSource::Reject(const std::string& where, const std::string& what, RowSetting setting) {
   if (options_.on_bad_row == BadRowPolicy::kFail) {
-    throw InputError(where + " " + what);
+    throw InputError(where + " " + what, setting);
   }
   ++rows_skipped_;
   if (rows_skipped_ <= kSkippedRowsLogged) {
@@ -117,7 +117,7 @@ bool RowSource::NextParquet(Row* row) {
     try {
       if (!parquet_->Next(row)) return false;
     } catch (const RowError& e) {
-      Reject(parquet_->where() + ":", e.what());
+      Reject(parquet_->where() + ":", e.what(), e.setting());
       continue;
     }
     if (check_) {
@@ -180,7 +180,7 @@ bool RowSource::ParseLine(std::string_view line, Row* row) {
   try {
     parser_->Parse(line, row);
   } catch (const RowError& e) {
-    Reject(LineWhere(e.column()), e.what());
+    Reject(LineWhere(e.column()), e.what(), e.setting());
     return false;
   }
   if (check_) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/data/parquet_source.h"
+#include "formats/error.h"
 #include "formats/float32_records.h"
 #include "formats/line_reader.h"
 #include "formats/row.h"
@@ -69,7 +70,8 @@ class RowSource {
   // Applies the share options: drops other ranks' files, or sets the line range.
   void TakeShare();
   // Throws under kFail; counts and logs under kSkip. `where` names the row ("FILE:LINE:").
-  void Reject(const std::string& where, const std::string& what);
+  void Reject(const std::string& where, const std::string& what,
+              RowSetting setting = RowSetting::kNone);
   // Where the line reader is: "NAME:LINE:" and "COLUMN:" when column > 0.
   std::string LineWhere(size_t column) const;
   bool NextParquet(Row* row);

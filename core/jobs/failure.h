@@ -5,6 +5,8 @@
 
 namespace sparktorch {
 
+class Error;  // formats/error.h
+
 // The kinds of failure a job ends with, from the errors core throws (formats/error.h for one
 // process, core/net/errors.h for a distributed job); cli/exit_codes.h gives each its exit code.
 enum class FailureKind {
@@ -29,6 +31,10 @@ struct JobFailure {
 
 // Classifies the exception being handled. Call only inside a catch block.
 JobFailure CurrentJobFailure();
+
+// e's message, and the flag that changes the setting it names, if it names one: "libsvm needs
+// the number of features (--num-features)". formats/ names settings, this names their flags.
+std::string MessageOf(const Error& e);
 
 }  // namespace sparktorch
 

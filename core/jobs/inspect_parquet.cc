@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/data/parquet_source.h"
+#include "core/jobs/failure.h"
 #include "core/jobs/inspect_job.h"
 #include "core/jobs/row_plan.h"
 #include "formats/error.h"
@@ -57,7 +58,7 @@ nlohmann::json InspectParquet(const RowOptions& rows_given) {
       num_features = static_cast<int64_t>(row.features.size());
       break;
     } catch (const RowError& e) {
-      if (first_bad_row.is_null()) first_bad_row = source.where() + ": " + e.what();
+      if (first_bad_row.is_null()) first_bad_row = source.where() + ": " + MessageOf(e);
     }
   }
   return {{"files", described},

@@ -159,7 +159,7 @@ Manifest PlanManifest(const ModelPlan& plan, const Loss& loss, const nlohmann::j
   manifest.label_kind = LabelKind(loss, no_label, plan.output_shape);
   manifest.num_classes =
       loss.takes_class_index() && !plan.output_shape.empty() ? plan.output_shape[0] : 0;
-  manifest.prediction = PredictionKindName(prediction);
+  manifest.prediction = NameIn(kPredictionKindNames, prediction);
   manifest.loss = loss.ToJson();
   manifest.optimizer = optimizer_spec;
   manifest.lr_schedule = plan.lr_schedule_spec;

@@ -78,7 +78,7 @@ PredictSetup Setup(const PredictJobOptions& options, const PredictFlags& flags,
     base = model.manifest->row_format;
     if (setup.input_shape.empty()) setup.input_shape = model.manifest->input_shape;
     setup.loss = model.manifest->loss.is_object() ? model.manifest->loss.value("type", "") : "";
-    default_prediction = ParsePredictionKind(model.manifest->prediction);
+    default_prediction = ValueIn(kPredictionKindNames, model.manifest->prediction);
   }
   // Prediction rows may carry a label or not, unless told otherwise.
   if (base.label != LabelPresence::kNone) base.label = LabelPresence::kOptional;

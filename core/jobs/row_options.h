@@ -7,14 +7,14 @@
 #include <string>
 #include <vector>
 
+#include "formats/enum_names.h"
+
 namespace sparktorch {
 
 // --on-bad-row: fail on the first bad row, or skip (and count) bad rows.
 enum class OnBadRow { kFail, kSkip };
-inline constexpr OnBadRow kOnBadRows[] = {OnBadRow::kFail, OnBadRow::kSkip};
-inline const char* OnBadRowName(OnBadRow policy) {
-  return policy == OnBadRow::kSkip ? "skip" : "fail";
-}
+inline constexpr Named<OnBadRow> kOnBadRowNames[] = {{OnBadRow::kFail, "fail"},
+                                                      {OnBadRow::kSkip, "skip"}};
 
 // The rows of `train`, `predict` and `inspect` as their Rows flags give them, unparsed (the man
 // page gives each flag's meaning). What is unset comes from the model's manifest, the data or

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/jobs/model_source.h"
+#include "formats/enum_names.h"
 
 namespace sparktorch {
 
@@ -22,10 +23,8 @@ struct HogwildServeOptions {
 
 // --mode of serve: the tracker of synchronous training, or the parameter server of hogwild.
 enum class ServeMode { kSync, kHogwild };
-inline constexpr ServeMode kServeModes[] = {ServeMode::kSync, ServeMode::kHogwild};
-inline const char* ServeModeName(ServeMode mode) {
-  return mode == ServeMode::kHogwild ? "hogwild" : "sync";
-}
+inline constexpr Named<ServeMode> kServeModeNames[] = {{ServeMode::kSync, "sync"},
+                                                        {ServeMode::kHogwild, "hogwild"}};
 
 // Everything `sparktorch serve` is told (the man page gives each field's meaning). The
 // environment's SPARKTORCH_SECRET and SPARKTORCH_JOB_ID are read by RunServe.

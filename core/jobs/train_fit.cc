@@ -114,8 +114,8 @@ void ScaleLr(LrScaling scaling, int ranks, json* optimizer_spec) {
   const double lr = optimizer_spec->at("lr").get<double>();
   const double factor = scaling == LrScaling::kLinear ? ranks : std::sqrt(static_cast<double>(ranks));
   (*optimizer_spec)["lr"] = lr * factor;
-  spdlog::info("lr {:g} scaled ({}) for {} ranks: {:g}", lr, LrScalingName(scaling), ranks,
-               lr * factor);
+  spdlog::info("lr {:g} scaled ({}) for {} ranks: {:g}", lr, NameIn(kLrScalingNames, scaling),
+               ranks, lr * factor);
 }
 
 Fitted Fit(const TrainSetup& o, Communicator& comm, TrainMode& mode, const Split& split) {

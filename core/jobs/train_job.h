@@ -14,19 +14,9 @@ namespace sparktorch {
 // The optimizer's lr for N synchronous ranks: kNone as given, kLinear times N, kSqrt times the
 // square root of N.
 enum class LrScaling { kNone, kLinear, kSqrt };
-inline constexpr LrScaling kLrScalings[] = {LrScaling::kNone, LrScaling::kLinear, LrScaling::kSqrt};
-// "none", "linear", "sqrt": the flag's values, and what a job's key records.
-inline const char* LrScalingName(LrScaling scaling) {
-  switch (scaling) {
-    case LrScaling::kLinear:
-      return "linear";
-    case LrScaling::kSqrt:
-      return "sqrt";
-    case LrScaling::kNone:
-      break;
-  }
-  return "none";
-}
+// The flag's values, and what a job's key records.
+inline constexpr Named<LrScaling> kLrScalingNames[] = {
+    {LrScaling::kNone, "none"}, {LrScaling::kLinear, "linear"}, {LrScaling::kSqrt, "sqrt"}};
 
 // Everything `sparktorch train` is told about the job, as its flags give it (the man page gives
 // each field's meaning); how the process takes part in it is TrainLaunch's

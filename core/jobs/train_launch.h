@@ -14,21 +14,10 @@ namespace sparktorch {
 // --mode: kLocal one process; kSync ranks that all-reduce every step; kHogwild a worker of a
 // parameter server; kAuto sync under mpirun or with a tracker, hogwild with a server, else local.
 enum class LaunchMode { kAuto, kLocal, kSync, kHogwild };
-inline constexpr LaunchMode kLaunchModes[] = {LaunchMode::kAuto, LaunchMode::kLocal,
-                                              LaunchMode::kSync, LaunchMode::kHogwild};
-inline const char* LaunchModeName(LaunchMode mode) {
-  switch (mode) {
-    case LaunchMode::kLocal:
-      return "local";
-    case LaunchMode::kSync:
-      return "sync";
-    case LaunchMode::kHogwild:
-      return "hogwild";
-    case LaunchMode::kAuto:
-      break;
-  }
-  return "auto";
-}
+inline constexpr Named<LaunchMode> kLaunchModeNames[] = {{LaunchMode::kAuto, "auto"},
+                                                          {LaunchMode::kLocal, "local"},
+                                                          {LaunchMode::kSync, "sync"},
+                                                          {LaunchMode::kHogwild, "hogwild"}};
 
 // How one `sparktorch train` process takes part in a job, as its Distributed flags say (the
 // man page gives each field's meaning). The environment's SPARKTORCH_SECRET and

@@ -51,7 +51,7 @@ class HogwildMode : public TrainMode {
     json info = {{"row_format", RowFormatToJson(format_)},
                  {"no_label", format_.label == LabelPresence::kNone},
                  {"rows", rows.data.rows()}};
-    if (prediction_) info["prediction"] = PredictionKindName(*prediction_);
+    if (prediction_) info["prediction"] = NameIn(kPredictionKindNames, *prediction_);
     const FeatureScale scale = MeasureFeatureScale(rows.data.features);
     if (scale.values > 0) {
       // For the server to warn on the driver when they are far from unit scale.

@@ -41,7 +41,7 @@ json JobSettings(const TrainJobOptions& job) {
           {"shuffle", job.shuffle},
           {"clip_grad_norm", job.clip_grad_norm},
           {"clip_grad_value", job.clip_grad_value},
-          {"lr_scaling", LrScalingName(job.lr_scaling)},
+          {"lr_scaling", NameIn(kLrScalingNames, job.lr_scaling)},
           {"input_shape", m.input_shape},
           {"loss", m.loss.value_or("")},
           {"optimizer", m.optimizer.value_or("")},

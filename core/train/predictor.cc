@@ -28,7 +28,7 @@ Predictor::Predictor(torch::jit::Module module, c10::Device device,
   } else if (loss == "bce") {
     probability_ = "identity";
   } else if (kind == PredictionKind::kProbabilities || kind == PredictionKind::kClass) {
-    throw UsageError(std::string("--prediction ") + PredictionKindName(kind) +
+    throw UsageError(std::string("--prediction ") + NameIn(kPredictionKindNames, kind) +
                      " needs a classifier; this model was trained with " + loss +
                      " (use --prediction vector)");
   }

@@ -58,18 +58,29 @@ std::string Describe(PhysicalType type) {
   }
 }
 
-// How messages name a column's role: by the RowFormat field (the flag of the same name) that
-// named the column.
+// How messages name a column's role, and the setting that named the column.
 const char* RoleText(ParquetRowReader::ColumnRole role) {
   switch (role) {
     case ParquetRowReader::ColumnRole::kLabel:
-      return "--label-field";
+      return "label";
     case ParquetRowReader::ColumnRole::kId:
-      return "--id-field";
+      return "id";
     case ParquetRowReader::ColumnRole::kFeatures:
       break;
   }
-  return "--features-field";
+  return "features";
+}
+
+RowSetting RoleSetting(ParquetRowReader::ColumnRole role) {
+  switch (role) {
+    case ParquetRowReader::ColumnRole::kLabel:
+      return RowSetting::kLabelField;
+    case ParquetRowReader::ColumnRole::kId:
+      return RowSetting::kIdField;
+    case ParquetRowReader::ColumnRole::kFeatures:
+      break;
+  }
+  return RowSetting::kFeaturesField;
 }
 
 }  // namespace
@@ -77,12 +88,14 @@ const char* RoleText(ParquetRowReader::ColumnRole role) {
 std::unique_ptr<SelectedColumn> ParquetRowReader::Select(const std::string& name,
                                                          ColumnRole column_role) {
   const std::string role = RoleText(column_role);
+  const RowSetting setting = RoleSetting(column_role);
   int index = file_.FindField(name);
   if (index < 0) {
     std::string columns;
     for (const Field& f : file_.fields()) columns += (columns.empty() ? "" : ", ") + f.name;
-    throw InputError(file_.path() + ": no column " + name + " (" + role + "); the columns are " +
-                     columns);
+    throw InputError(
+        file_.path() + ": no " + role + " column " + name + "; the columns are " + columns,
+        setting);
   }
   const Field& field = file_.fields()[static_cast<size_t>(index)];
   auto column = std::make_unique<SelectedColumn>();
@@ -102,9 +115,10 @@ std::unique_ptr<SelectedColumn> ParquetRowReader::Select(const std::string& name
   const bool is_id = column_role == ColumnRole::kId;
   for (size_t leaf : field.leaves) {
     if (file_.leaves()[leaf].decimal) {
-      throw InputError(file_.path() + ": column " + name + " (" + role +
-                       ") holds decimals, which sparktorch does not read: cast the column to "
-                       "double before writing it");
+      throw InputError(file_.path() + ": " + role + " column " + name +
+                           " holds decimals, which sparktorch does not read: cast the column to "
+                           "double before writing it",
+                       setting);
     }
   }
   if (field.leaves.size() == 1) {
@@ -128,15 +142,17 @@ std::unique_ptr<SelectedColumn> ParquetRowReader::Select(const std::string& name
       return column;
     }
     if (is_id) {
-      throw InputError(file_.path() + ": column " + name + " (" + role + ") holds " +
-                       (l.max_rep > 0 ? "lists" : Describe(l.type)) +
-                       ", not strings or integers");
+      throw InputError(file_.path() + ": " + role + " column " + name + " holds " +
+                           (l.max_rep > 0 ? "lists" : Describe(l.type)) +
+                           ", not strings or integers",
+                       setting);
     }
     const std::string what = l.max_rep > 1                               ? "nested lists"
                              : l.max_rep == 0 && l.node_def.size() > 1 ? "a struct"
                                                                        : Describe(l.type);
-    throw InputError(file_.path() + ": column " + name + " (" + role + ") holds " + what +
-                     ", not numbers, an array of numbers or a Spark ML vector");
+    throw InputError(file_.path() + ": " + role + " column " + name + " holds " + what +
+                         ", not numbers, an array of numbers or a Spark ML vector",
+                     setting);
   }
   // A Spark ML vector (VectorUDT's sqlType): struct<type: tinyint, size: int,
   // indices: array<int>, values: array<double>>.
@@ -160,8 +176,9 @@ std::unique_ptr<SelectedColumn> ParquetRowReader::Select(const std::string& name
              l.max_rep == (k < 2 ? 0 : 1);
   }
   if (!vector) {
-    throw InputError(file_.path() + ": column " + name + " (" + role +
-                     ") is a struct but not a Spark ML vector (type, size, indices, values)");
+    throw InputError(file_.path() + ": " + role + " column " + name +
+                         " is a struct but not a Spark ML vector (type, size, indices, values)",
+                     setting);
   }
   column->shape = Shape::kVector;
   column->present_def = file_.leaves()[parts[0]].node_def[0];
@@ -175,7 +192,7 @@ ParquetRowReader::ParquetRowReader(const std::string& path, const RowFormat& for
                                    int64_t num_features, int64_t first_row, int64_t end_row)
     : file_(path), format_(format), num_features_(num_features), end_row_(end_row) {
   std::vector<std::string> names = SplitNames(format.features_field);
-  if (names.empty()) throw UsageError("--features-field names no column");
+  if (names.empty()) throw UsageError("no features column is named", RowSetting::kFeaturesField);
   for (const std::string& name : names) features_.push_back(Select(name, ColumnRole::kFeatures));
   for (const auto& f : features_) {
     if (f->shape == Shape::kText) throw InputError(path + ": column " + f->name + " is not numbers");
@@ -248,9 +265,8 @@ void CheckFinite(const std::vector<float>& values, const char* what) {
   for (float v : values) {
     if (!std::isfinite(v)) {
       throw RowError(std::string("expected finite ") + what + ", got " +
-                         (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf") +
-                         " (--allow-nan accepts it)",
-                     0);
+                         (std::isnan(v) ? "nan" : v > 0 ? "inf" : "-inf"),
+                     0, RowSetting::kAllowNan);
     }
   }
 }

@@ -72,6 +72,27 @@ TEST(JobFailures, EachErrorHasItsKindAndKeepsItsMessage) {
   EXPECT_EQ(torch.message.rfind("LibTorch: shapes differ", 0), 0u) << torch.message;
 }
 
+// formats/ names the setting a message is about; the failure names its flag (formats/ knows no
+// flag names).
+TEST(JobFailures, ASettingAnErrorNamesBecomesItsFlag) {
+  const std::vector<std::pair<RowSetting, std::string>> cases = {
+      {RowSetting::kNone, "x"},
+      {RowSetting::kNumFeatures, "x (--num-features)"},
+      {RowSetting::kMaxLineBytes, "x (--max-line-bytes)"},
+      {RowSetting::kFeaturesField, "x (--features-field)"},
+      {RowSetting::kLabelField, "x (--label-field)"},
+      {RowSetting::kIdField, "x (--id-field)"},
+      {RowSetting::kAllowNan, "x (--allow-nan accepts it)"},
+  };
+  for (const auto& [setting, message] : cases) {
+    EXPECT_EQ(MessageOf(InputError("x", setting)), message);
+    EXPECT_EQ(FailureOf([setting = setting] { throw UsageError("x", setting); }).message, message);
+  }
+  // A bad row's error, which the row source keeps as an InputError of the same setting.
+  EXPECT_EQ(MessageOf(RowError("expected finite features, got nan", 0, RowSetting::kAllowNan)),
+            "expected finite features, got nan (--allow-nan accepts it)");
+}
+
 // The UsageError message `thrower` throws, or "" when it throws none.
 std::string UsageMessage(const std::function<void()>& thrower) {
   try {

@@ -161,9 +161,8 @@ TEST(CompactParser, OptionalLabelNeedsTheNumberOfFeatures) {
     MakeRowParser(Compact(0, LabelPresence::kOptional));
     FAIL();
   } catch (const UsageError& e) {
-    EXPECT_STREQ(e.what(),
-                 "compact rows with an optional label need the number of features "
-                 "(--num-features)");
+    EXPECT_STREQ(e.what(), "compact rows with an optional label need the number of features");
+    EXPECT_EQ(e.setting(), RowSetting::kNumFeatures);
   }
 }
 

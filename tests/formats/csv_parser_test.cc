@@ -295,7 +295,7 @@ TEST(CsvParser, FormatsThatCannotWork) {
   RowFormat format = Csv();
   format.label = LabelPresence::kOptional;
   EXPECT_EQ(UsageErrorOf(format),
-            "csv rows with an optional label need the number of features (--num-features)");
+            "csv rows with an optional label need the number of features");
   format = Csv();
   format.label_count = 0;
   EXPECT_EQ(UsageErrorOf(format), "the label count must be at least 1, got 0");

@@ -98,8 +98,8 @@ TEST(Float32RecordReader, AStreamThatEndsInsideARecordFailsNamingIt) {
 TEST(Float32RecordReader, ARecordOverTheLimitFails) {
   // Text read as records: "1,2," is the head 0x2c322c31, 741485617 values.
   EXPECT_EQ(SplitError("1,2,3\n4,5,6\n", 1024),
-            "stdin: record 1: a record of 2965942472 bytes, over the limit of 1024 "
-            "(--max-line-bytes); is the input float32 records?");
+            "stdin: record 1: a record of 2965942472 bytes, over the limit of 1024; is the input "
+            "float32 records?");
 }
 
 TEST(Float32Parser, SplitsTheLabelAsCompactDoes) {

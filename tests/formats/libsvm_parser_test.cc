@@ -120,7 +120,8 @@ TEST(LibsvmParser, NeedsTheNumberOfFeatures) {
     MakeRowParser(Libsvm(0));
     FAIL();
   } catch (const UsageError& e) {
-    EXPECT_STREQ(e.what(), "libsvm needs the number of features (--num-features)");
+    EXPECT_STREQ(e.what(), "libsvm needs the number of features");
+    EXPECT_EQ(e.setting(), RowSetting::kNumFeatures);
   }
 }
 

@@ -277,7 +277,8 @@ TEST(ParquetRowReader, WithoutALabelColumnOptionalLabelsAreAbsent) {
   EXPECT_TRUE(row.label.empty());
 }
 
-// Every row of `reader`: "row N: MESSAGE" for a bad row, and the good rows in *good.
+// Every row of `reader`: "row N: MESSAGE" for a bad row, "[allow-nan]" after it when the error
+// names that setting, and the good rows in *good.
 std::vector<std::string> BadRows(ParquetRowReader& reader, std::vector<Row>* good) {
   std::vector<std::string> errors;
   Row row;
@@ -286,7 +287,8 @@ std::vector<std::string> BadRows(ParquetRowReader& reader, std::vector<Row>* goo
       if (!reader.Next(&row)) break;
       good->push_back(row);
     } catch (const RowError& e) {
-      errors.push_back("row " + std::to_string(reader.row_number()) + ": " + e.what());
+      errors.push_back("row " + std::to_string(reader.row_number()) + ": " + e.what() +
+                       (e.setting() == RowSetting::kAllowNan ? " [allow-nan]" : ""));
     }
   }
   return errors;
@@ -297,10 +299,10 @@ TEST(ParquetRowReader, NonFiniteValuesInSparseAndDenseVectorsAndLabelsAreBadRows
   std::vector<Row> good;
   EXPECT_EQ(BadRows(reader, &good),
             (std::vector<std::string>{
-                "row 1: expected finite features, got nan (--allow-nan accepts it)",
-                "row 2: expected finite features, got inf (--allow-nan accepts it)",
-                "row 3: expected finite label, got nan (--allow-nan accepts it)",
-                "row 4: expected finite features, got -inf (--allow-nan accepts it)"}));
+                "row 1: expected finite features, got nan [allow-nan]",
+                "row 2: expected finite features, got inf [allow-nan]",
+                "row 3: expected finite label, got nan [allow-nan]",
+                "row 4: expected finite features, got -inf [allow-nan]"}));
   ASSERT_EQ(good.size(), 1u);
   EXPECT_EQ(good[0].features, (std::vector<float>{0.5f, 0.0f, 0.0f, 1.0f}));
   EXPECT_EQ(reader.num_features(), 4);
@@ -335,23 +337,31 @@ TEST(ParquetRowReader, AWrongNumberOfFeaturesIsABadRow) {
 TEST(ParquetRowReader, RefusesAMissingColumnListingTheFilesColumns) {
   const std::string path = Fixture("vectors_snappy.parquet");
   EXPECT_EQ(InputErrorOf([&] { ParquetRowReader(path, Format("pixels"), 0); }),
-            path + ": no column pixels (--features-field); the columns are label, features, id");
+            path + ": no features column pixels; the columns are label, features, id");
   EXPECT_EQ(InputErrorOf([&] { ParquetRowReader(path, Format("features", "y"), 0); }),
-            path + ": no column y (--label-field); the columns are label, features, id");
+            path + ": no label column y; the columns are label, features, id");
+  // The setting that named the column, for the message's flag (core/jobs/failure.h).
+  try {
+    ParquetRowReader(path, Format("features", "label", "key"), 0);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.setting(), RowSetting::kIdField);
+    EXPECT_EQ(e.what(), path + ": no id column key; the columns are label, features, id");
+  }
 }
 
 TEST(ParquetRowReader, RefusesAStringColumnAsFeatures) {
   const std::string path = Fixture("vectors_snappy.parquet");
   EXPECT_EQ(InputErrorOf([&] { ParquetRowReader(path, Format("id"), 0); }),
-            path + ": column id (--features-field) holds strings or bytes, not numbers, an array "
-                   "of numbers or a Spark ML vector");
+            path + ": features column id holds strings or bytes, not numbers, an array of "
+                   "numbers or a Spark ML vector");
 }
 
 TEST(ParquetRowReader, RefusesADecimalColumnRatherThanReadItsUnscaledIntegers) {
   const std::string path = Fixture("decimals.parquet");
   EXPECT_EQ(InputErrorOf([&] { ParquetRowReader(path, Format("price"), 0); }),
-            path + ": column price (--features-field) holds decimals, which sparktorch does not "
-                   "read: cast the column to double before writing it");
+            path + ": features column price holds decimals, which sparktorch does not read: "
+                   "cast the column to double before writing it");
 }
 
 TEST(ParquetRowReader, ReadsParquetMrsV2PagesOfDeltaEncodedIntegers) {
@@ -515,9 +525,9 @@ TEST(ParquetFile, RefusesRepetitionLevelsThatStartInsideARow) {
 TEST(ParquetRowReader, NamesTheTypeOfALeafWhosePhysicalTypeIsNoParquetType) {
   const std::string path = Fixture("parquet_testing_PARQUET-1481.parquet");
   EXPECT_EQ(InputErrorOf([&] { ParquetRowReader(path, Format("Handle"), 0); }),
-            path + ": column Handle (--features-field) holds values of physical type -7, which "
-                   "is no Parquet type (a corrupt schema), not numbers, an array of numbers or a "
-                   "Spark ML vector");
+            path + ": features column Handle holds values of physical type -7, which is no "
+                   "Parquet type (a corrupt schema), not numbers, an array of numbers or a Spark "
+                   "ML vector");
 }
 
 TEST(ParquetRowReader, TheFixturesSparkWroteWithV1PassTheFootersCheck) {

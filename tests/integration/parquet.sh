@@ -244,11 +244,11 @@ expect_exit 2 "$STDIN_LINE" --stdout-empty -- "$SPARKTORCH" -q train "${COMMON[@
 expect_exit 2 "$STDIN_LINE" --stdout-empty -- "$SPARKTORCH" -q predict --model pq.pt <"$VEC"
 
 check "f) a missing column names the flag and the file's columns (exit 3)"
-expect_exit 3 "$ERR $VEC: no column feats (--features-field); the columns are label, features, id" \
+expect_exit 3 "$ERR $VEC: no features column feats; the columns are label, features, id (--features-field)" \
   --stdout-empty -- "$SPARKTORCH" -q train "${COMMON[@]}" --format parquet --input "$VEC" --features-field feats
-expect_exit 3 "$ERR $VEC: no column y (--label-field); the columns are label, features, id" \
+expect_exit 3 "$ERR $VEC: no label column y; the columns are label, features, id (--label-field)" \
   --stdout-empty -- "$SPARKTORCH" -q train "${COMMON[@]}" --format parquet --input "$VEC" --label-field y
-expect_exit 3 "$ERR $VEC: no column key (--id-field); the columns are label, features, id" \
+expect_exit 3 "$ERR $VEC: no id column key; the columns are label, features, id (--id-field)" \
   --stdout-empty -- "$SPARKTORCH" -q predict --model pq.pt --input "$VEC" --id-field key
 
 check "f) a file that is not Parquet (exit 3)"
@@ -331,7 +331,7 @@ run_ok delta_v2.json "$SPARKTORCH" inspect --json --format parquet --input "$PQ/
 assert_eq "20 3" \
   "$(python3 -c 'import json, sys; i = json.load(open(sys.argv[1])); print(i["rows"], i["num_features"])' delta_v2.json)" \
   "delta_v2: rows, features per row"
-expect_exit 3 "$ERR $VEC: no column feats (--features-field); the columns are label, features, id" \
+expect_exit 3 "$ERR $VEC: no features column feats; the columns are label, features, id (--features-field)" \
   --stdout-empty -- "$SPARKTORCH" -q inspect --format parquet --input "$VEC" --features-field feats
 
 check "h) inspect: a model or Parquet files, one of them (exit 2)"

@@ -377,8 +377,9 @@ class BinaryTakesTheFlagsTest(unittest.TestCase):
         log = io.StringIO()
         decimals = os.path.join(parquet, "decimals.parquet")
         self.assertEqual(spark.unreadable_parquet(SPARKTORCH, [decimals], ["price"], False, log),
-                         decimals + ": column price (--features-field) holds decimals, which "
-                         "sparktorch does not read: cast the column to double before writing it")
+                         decimals + ": features column price holds decimals, which sparktorch "
+                         "does not read: cast the column to double before writing it "
+                         "(--features-field)")
         # parquet-mr's v2 writer's DELTA_BINARY_PACKED integers are read (issue 26).
         delta = os.path.join(parquet, "delta_v2.parquet")
         self.assertIsNone(spark.unreadable_parquet(SPARKTORCH, [delta], ["features", "label"],
