@@ -132,6 +132,11 @@ void SetupTrainCommand(CLI::App& app) {
                 "The lr for N synchronous ranks: none (as given), linear (times N) or sqrt (times "
                 "the square root of N); " + DefaultIs(NameIn(kLrScalingNames, f.job.lr_scaling)))
       ->group("Training");
+  AddEnumOption(c, "--allreduce-dtype", &f.job.allreduce_dtype, kAllreduceDtypeNames,
+                "How synchronous ranks send their gradients: fp32, or bf16 or fp16 (half the "
+                "bytes, summed in float32); " +
+                    DefaultIs(NameIn(kAllreduceDtypeNames, f.job.allreduce_dtype)))
+      ->group("Training");
   c->add_option("--checkpoint-every", f.job.checkpoint_every,
                 "Every N epochs, write the model with its optimizer state to --output, and under "
                 "--tracker send it to the tracker (serve --checkpoint), for a restart with "

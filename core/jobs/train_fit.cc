@@ -32,6 +32,11 @@ TrainOptions TrainerOptions(const TrainJobOptions& options) {
   train.partition_shuffles = options.partition_shuffles;
   train.clip_grad_norm = options.clip_grad_norm;
   train.clip_grad_value = options.clip_grad_value;
+  switch (options.allreduce_dtype) {
+    case AllreduceDtype::kFloat32: train.allreduce_dtype = at::kFloat; break;
+    case AllreduceDtype::kBFloat16: train.allreduce_dtype = at::kBFloat16; break;
+    case AllreduceDtype::kFloat16: train.allreduce_dtype = at::kHalf; break;
+  }
   return train;
 }
 

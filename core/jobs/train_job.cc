@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "core/device.h"
+#include "core/jobs/failure.h"
 #include "core/jobs/train_steps.h"
 #include "core/net/errors.h"
 #include "core/train/lr_schedule.h"
@@ -36,6 +37,10 @@ void Run(const TrainJobOptions& options, const TrainRun& run, Communicator& comm
   if (options.lr_scaling != LrScaling::kNone && !mode.plans_model()) {
     throw UsageError("--lr-scaling: a hogwild worker does not step the server's optimizer; it is "
                      "for synchronous ranks");
+  }
+  if (options.allreduce_dtype != AllreduceDtype::kFloat32 && !mode.plans_model()) {
+    throw UsageError("--allreduce-dtype: a hogwild worker pushes its gradients to the server; "
+                     "it is for synchronous ranks");
   }
   if (options.checkpoint_every > 0 && !mode.plans_model()) {
     throw UsageError("--checkpoint-every: a hogwild worker does not write the model; the parameter "
@@ -103,6 +108,9 @@ void RunTrainJob(const TrainJobOptions& options, const TrainRun& run, Communicat
     throw;  // it cannot be reached
   } catch (const RefusedError&) {
     throw;  // it does not take this worker
+  } catch (const Error& e) {
+    mode->Failed(MessageOf(e));
+    throw;
   } catch (const std::exception& e) {
     mode->Failed(e.what());
     throw;

@@ -18,6 +18,14 @@ enum class LrScaling { kNone, kLinear, kSqrt };
 inline constexpr Named<LrScaling> kLrScalingNames[] = {
     {LrScaling::kNone, "none"}, {LrScaling::kLinear, "linear"}, {LrScaling::kSqrt, "sqrt"}};
 
+// How synchronous ranks sum their gradients: in float32, or sent in 16 bits (bfloat16, float16)
+// and summed in float32 (core/train/allreduce16.h).
+enum class AllreduceDtype { kFloat32, kBFloat16, kFloat16 };
+inline constexpr Named<AllreduceDtype> kAllreduceDtypeNames[] = {
+    {AllreduceDtype::kFloat32, "fp32"},
+    {AllreduceDtype::kBFloat16, "bf16"},
+    {AllreduceDtype::kFloat16, "fp16"}};
+
 // Everything `sparktorch train` is told about the job, as its flags give it (the man page gives
 // each field's meaning); how the process takes part in it is TrainLaunch's
 // (core/jobs/train_launch.h). The job turns these into the reader's, the model's and the
@@ -37,6 +45,7 @@ struct TrainJobOptions {
   double clip_grad_norm = 0;        // 0: off
   double clip_grad_value = 0;       // 0: off
   LrScaling lr_scaling = LrScaling::kNone;
+  AllreduceDtype allreduce_dtype = AllreduceDtype::kFloat32;
   int checkpoint_every = 0;     // epochs between checkpoints to output_path (rank 0); 0: none
   bool fresh_optimizer = false;  // a trained model's optimizer state, epochs and schedule ignored
   std::string resume_path;       // --resume: a checkpoint of this job to continue from, if there

@@ -42,6 +42,7 @@ json JobSettings(const TrainJobOptions& job) {
           {"clip_grad_norm", job.clip_grad_norm},
           {"clip_grad_value", job.clip_grad_value},
           {"lr_scaling", NameIn(kLrScalingNames, job.lr_scaling)},
+          {"allreduce_dtype", NameIn(kAllreduceDtypeNames, job.allreduce_dtype)},
           {"input_shape", m.input_shape},
           {"loss", m.loss.value_or("")},
           {"optimizer", m.optimizer.value_or("")},

@@ -62,6 +62,9 @@ void Trainer::Flatten() {
     offset += n;
   }
   if (!device_.is_cpu()) host_grads_ = torch::empty({total + 1}, torch::kFloat);
+  if (options_.allreduce_dtype != at::kFloat) {
+    allreduce16_ = std::make_unique<Allreduce16>(comm_, options_.allreduce_dtype);
+  }
 
   // Every rank starts from rank 0's weights (and buffers, such as batch norm's running means).
   torch::Tensor host = device_.is_cpu() ? flat_params_ : flat_params_.cpu();
@@ -125,7 +128,12 @@ double Trainer::AverageGradients(int64_t rows) {
   }
   flat_grads_[total].fill_(static_cast<double>(rows));
   torch::Tensor host = device_.is_cpu() ? flat_grads_ : host_grads_.copy_(flat_grads_);
-  comm_.AllreduceSum(host.data_ptr<float>(), host.numel());
+  if (allreduce16_) {
+    allreduce16_->Sum(host.narrow(0, 0, total));
+    comm_.AllreduceSum(host.data_ptr<float>() + total, 1);  // the rows, exactly
+  } else {
+    comm_.AllreduceSum(host.data_ptr<float>(), host.numel());
+  }
   if (!device_.is_cpu()) flat_grads_.copy_(host);
   const double all_rows = host.data_ptr<float>()[total];
   if (all_rows > 0) grads.div_(all_rows);

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include <torch/optim/optimizer.h>
 
 #include "core/world/communicator.h"
+#include "core/train/allreduce16.h"
 #include "core/train/loss.h"
 #include "core/train/metrics.h"
 
@@ -39,6 +41,9 @@ struct TrainOptions {
   // worker's push), as torch.nn.utils.clip_grad_norm_ (L2) and clip_grad_value_; 0: off.
   double clip_grad_norm = 0;
   double clip_grad_value = 0;
+  // How a synchronous step's gradients travel: float32, or rounded to at::kBFloat16 or at::kHalf
+  // and summed in float32 (core/train/allreduce16.h), half the bytes. A world of one ignores it.
+  c10::ScalarType allreduce_dtype = at::kFloat;
   int64_t outputs = 0;  // a row's outputs (the classes), for the metrics; 0: from the targets
   // With early stopping (patience above 0): the weights of the epoch with the best watched loss
   // (validation, else training) are the ones Fit leaves in the module.
@@ -194,6 +199,7 @@ class Trainer {
   torch::Tensor flat_grads_;
   std::vector<torch::Tensor> grad_views_;  // each parameter's part of flat_grads_
   torch::Tensor host_grads_;  // a CPU copy, when the model is on a GPU
+  std::unique_ptr<Allreduce16> allreduce16_;  // with a 16-bit allreduce_dtype
   TrainHooks* hooks_ = nullptr;
 };
 

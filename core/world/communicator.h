@@ -2,6 +2,7 @@
 #define SPARKTORCH_CORE_WORLD_COMMUNICATOR_H_
 
 #include <cstddef>
+#include <cstring>
 
 namespace sparktorch {
 
@@ -23,6 +24,11 @@ class Communicator {
   virtual void AllreduceMax(double* data, size_t count) = 0;
   // Replaces `bytes` bytes at `data` on every rank with root's.
   virtual void Broadcast(void* data, size_t bytes, int root) = 0;
+  // Block b of `send` (world_size() blocks of `bytes` bytes) goes to rank b, where it is block
+  // rank() of its `recv`.
+  virtual void Alltoall(const void* send, void* recv, size_t bytes) = 0;
+  // Every rank's `bytes` bytes at `send` into every rank's `recv`, in rank order.
+  virtual void Allgather(const void* send, void* recv, size_t bytes) = 0;
   virtual void Barrier() = 0;
   // Exchanges a message between every pair of ranks, so that every connection a collective may
   // need is made before training: Open MPI connects lazily, and a pair that cannot connect would
@@ -39,6 +45,12 @@ class LocalCommunicator : public Communicator {
   void AllreduceSum(double*, size_t) override {}
   void AllreduceMax(double*, size_t) override {}
   void Broadcast(void*, size_t, int) override {}
+  void Alltoall(const void* send, void* recv, size_t bytes) override {
+    if (send != recv) std::memcpy(recv, send, bytes);
+  }
+  void Allgather(const void* send, void* recv, size_t bytes) override {
+    if (send != recv) std::memcpy(recv, send, bytes);
+  }
   void Barrier() override {}
 };
 

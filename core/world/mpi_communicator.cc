@@ -54,6 +54,19 @@ class MpiCommunicator : public Communicator {
     }
   }
 
+  void Alltoall(const void* send, void* recv, size_t bytes) override {
+    Check(MPI_Alltoall(send, Count(bytes), MPI_BYTE, recv, Count(bytes), MPI_BYTE, MPI_COMM_WORLD),
+          "MPI_Alltoall");
+  }
+
+  void Allgather(const void* send, void* recv, size_t bytes) override {
+    // MPI forbids a send buffer inside the receive buffer, unless it says so.
+    const bool in_place = send == static_cast<const char*>(recv) + rank_ * bytes;
+    Check(MPI_Allgather(in_place ? MPI_IN_PLACE : send, Count(bytes), MPI_BYTE, recv, Count(bytes),
+                        MPI_BYTE, MPI_COMM_WORLD),
+          "MPI_Allgather");
+  }
+
   void Barrier() override { Check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
 
   void Handshake() override {
@@ -72,6 +85,15 @@ class MpiCommunicator : public Communicator {
   }
 
  private:
+  // A block of an all-to-all or an all-gather: MPI counts are ints.
+  static int Count(size_t bytes) {
+    if (bytes > kMaxCount) {
+      throw UsageError("a 16-bit all-reduce sends at most 1 GiB a rank and block; this model's "
+                       "blocks are " + std::to_string(bytes) + " bytes: use --allreduce-dtype fp32");
+    }
+    return static_cast<int>(bytes);
+  }
+
   template <typename T>
   void Allreduce(T* data, size_t count, MPI_Datatype type, MPI_Op op) {
     for (size_t done = 0; done < count; done += kMaxCount) {

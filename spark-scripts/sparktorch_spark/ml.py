@@ -55,7 +55,7 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
                  stepsPerEpoch=None, validationPct=0.0, earlyStopPatience=0, mode="sync", acquireLock=False,
                  pullEvery=1, partitionShuffles=1, useBarrier=True, useVectorOut=False,
                  device="cpu", port=0, verbose=0, loss=None, optimizer=None, lr=None,
-                 lrSchedule=None, lrScaling="none", clipGradNorm=None,
+                 lrSchedule=None, lrScaling="none", allreduceDtype="fp32", clipGradNorm=None,
                  clipGradValue=None, seed=0,
                  inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
                  timeout=600.0, retries=1, onBadRow="fail", readParquet=True,
@@ -71,7 +71,7 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
                   stepsPerEpoch=None, validationPct=0.0, earlyStopPatience=0, mode="sync", acquireLock=False,
                   pullEvery=1, partitionShuffles=1, useBarrier=True, useVectorOut=False,
                   device="cpu", port=0, verbose=0, loss=None, optimizer=None, lr=None,
-                  lrSchedule=None, lrScaling="none", clipGradNorm=None,
+                  lrSchedule=None, lrScaling="none", allreduceDtype="fp32", clipGradNorm=None,
                   clipGradValue=None, seed=0,
                   inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
                   timeout=600.0, retries=1, onBadRow="fail", readParquet=True,
@@ -137,6 +137,9 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
 
     def setLrScaling(self, value):
         return self._set(lrScaling=value)
+
+    def setAllreduceDtype(self, value):
+        return self._set(allreduceDtype=value)
 
     def setClipGradNorm(self, value):
         return self._set(clipGradNorm=value)

@@ -136,6 +136,7 @@ class TrainingParams(PredictionParams, HasLabelCol):
     lr = _param("lr")
     lrSchedule = _param("lrSchedule")
     lrScaling = _param("lrScaling")
+    allreduceDtype = _param("allreduceDtype")
     clipGradNorm = _param("clipGradNorm")
     clipGradValue = _param("clipGradValue")
     seed = _param("seed")
@@ -207,6 +208,9 @@ class TrainingParams(PredictionParams, HasLabelCol):
 
     def getLrScaling(self):
         return self.getOrDefault(self.lrScaling)
+
+    def getAllreduceDtype(self):
+        return self.getOrDefault(self.allreduceDtype)
 
     def getClipGradNorm(self):
         return self._optional(self.clipGradNorm)

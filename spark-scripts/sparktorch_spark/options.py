@@ -57,6 +57,8 @@ TRAIN_OPTIONS = {
                    "(default: the spec's, else none)"),
     "lrScaling": ("none", str, "sync: the lr for N tasks: none, linear (times N) or sqrt "
                   "(times the square root of N)"),
+    "allreduceDtype": ("fp32", str, "sync: how the tasks send their gradients: fp32, or bf16 or "
+                       "fp16 (half the bytes, summed in float32)"),
     "clipGradNorm": (None, float, "clip the gradient's L2 norm to this before each step"),
     "clipGradValue": (None, float, "clip each gradient element to [-this, this] before each step"),
     "seed": (0, int, "seed for the initial weights, dropout and shuffling"),
@@ -152,6 +154,11 @@ class TrainOptions:
             raise OptionError("lrScaling must be none, linear or sqrt, not %r" % self.lrScaling)
         if mode == "hogwild" and self.lrScaling != "none":
             raise OptionError("lrScaling is for synchronous training (mode=sync)")
+        if self.allreduceDtype not in ("fp32", "bf16", "fp16"):
+            raise OptionError("allreduceDtype must be fp32, bf16 or fp16, not %r"
+                              % self.allreduceDtype)
+        if mode == "hogwild" and self.allreduceDtype != "fp32":
+            raise OptionError("allreduceDtype is for synchronous training (mode=sync)")
         for name in ("clipGradNorm", "clipGradValue"):
             if getattr(self, name) is not None and getattr(self, name) < 0:
                 raise OptionError("%s must be 0 (off) or more, not %g" % (name, getattr(self, name)))
@@ -249,6 +256,8 @@ def train_flags(options, mode, threads):
         args += ["--early-stop-patience", str(options.earlyStopPatience)]
     if mode == "sync" and options.lrScaling != "none":
         args += ["--lr-scaling", options.lrScaling]
+    if mode == "sync" and options.allreduceDtype != "fp32":
+        args += ["--allreduce-dtype", options.allreduceDtype]
     if options.rowMemory is not None:
         args += ["--row-memory", str(options.rowMemory)]
     if options.spillDir:

@@ -79,6 +79,24 @@ class ThreadWorld {
       if (rank_ != root) std::memcpy(data, world_->slots_[root], bytes);
       world_->Wait();
     }
+    void Alltoall(const void* send, void* recv, size_t bytes) override {
+      world_->slots_[rank_] = const_cast<void*>(send);
+      world_->Wait();
+      for (int r = 0; r < world_->size_; ++r) {
+        std::memcpy(static_cast<char*>(recv) + r * bytes,
+                    static_cast<const char*>(world_->slots_[r]) + rank_ * bytes, bytes);
+      }
+      world_->Wait();
+    }
+    void Allgather(const void* send, void* recv, size_t bytes) override {
+      world_->slots_[rank_] = const_cast<void*>(send);
+      world_->Wait();
+      for (int r = 0; r < world_->size_; ++r) {
+        char* to = static_cast<char*>(recv) + r * bytes;
+        if (to != world_->slots_[r]) std::memcpy(to, world_->slots_[r], bytes);
+      }
+      world_->Wait();
+    }
     void Barrier() override { world_->Wait(); }
 
    private:
@@ -152,6 +170,7 @@ struct SyncCase {
   Examples rank_rows[2];     // both ranks must take the same number of steps an epoch
   int64_t batch = 8;         // rows per step on each rank
   int epochs = 2;
+  c10::ScalarType allreduce = at::kFloat;  // the ranks' TrainOptions::allreduce_dtype
 };
 
 // Rank 0 starts from the weights of torch::manual_seed(1), rank 1 from other ones (seed 2), which
@@ -198,6 +217,7 @@ inline SyncComparison TwoRanksAgainstOneProcess(const SyncCase& c, c10::Device d
   double losses[2] = {0, 0};
   SyncComparison out;
   options.batch_size = c.batch;
+  options.allreduce_dtype = c.allreduce;
   ThreadWorld world(2);
   world.Run([&](int rank, Communicator& comm) {
     auto optimizer = MakeOptimizer(CompleteOptimizerSpec(c.optimizer), params(modules[rank]));

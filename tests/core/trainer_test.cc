@@ -410,6 +410,21 @@ TEST(Trainer, TwoRanksTrainTheWeightsOfOneProcessOnTheirJointBatches) {
   EXPECT_LT(adam.max_difference, 1e-5);
 }
 
+// Gradients sent in 16 bits (core/train/allreduce16.h): the ranks still agree bit for bit, and
+// land near, not on, the weights of float32 gradients (measured: bf16 6.4e-4 from them, fp16
+// 4.7e-5, against 1e-6 for float32 itself).
+TEST(Trainer, TwoRanksWith16BitGradientsAgreeAndStayNearTheFloat32Weights) {
+  for (const auto& [wire, bound] : {std::pair{at::kBFloat16, 5e-3}, std::pair{at::kHalf, 5e-4}}) {
+    SyncCase c = TwoRankMlpCase(R"({"type": "sgd", "lr": 0.5})");
+    c.allreduce = wire;
+    const SyncComparison sgd = TwoRanksAgainstOneProcess(c, torch::kCPU);
+    EXPECT_TRUE(sgd.ranks_agree) << wire;
+    EXPECT_GT(sgd.max_difference, 1e-5) << wire;
+    EXPECT_LT(sgd.max_difference, bound) << wire;
+    EXPECT_LT(sgd.loss_difference, bound) << wire;
+  }
+}
+
 TEST(Trainer, EvaluateGivesMeanLossAndAccuracyInEvaluationMode) {
   torch::manual_seed(1);
   CompiledSpec c = CompileSpec(json::parse(kLogisticSpec), {}, 0);
@@ -561,11 +576,11 @@ TEST(Predictor, DefaultPredictionFollowsTheLoss) {
   EXPECT_EQ(DefaultPrediction("nll"), PredictionKind::kArgmax);
   EXPECT_EQ(DefaultPrediction("bce"), PredictionKind::kClass);
   EXPECT_EQ(DefaultPrediction("bce_with_logits"), PredictionKind::kClass);
-  EXPECT_EQ(ParsePredictionKind("class"), PredictionKind::kClass);
+  EXPECT_EQ(ValueIn(kPredictionKindNames, "class"), PredictionKind::kClass);
   EXPECT_EQ(DefaultPrediction("mse"), PredictionKind::kVector);
-  EXPECT_EQ(ParsePredictionKind("vector"), PredictionKind::kVector);
-  EXPECT_EQ(ParsePredictionKind("probability"), std::nullopt);
-  EXPECT_STREQ(PredictionKindName(PredictionKind::kProbabilities), "probabilities");
+  EXPECT_EQ(ValueIn(kPredictionKindNames, "vector"), PredictionKind::kVector);
+  EXPECT_EQ(ValueIn(kPredictionKindNames, "probability"), std::nullopt);
+  EXPECT_STREQ(NameIn(kPredictionKindNames, PredictionKind::kProbabilities), "probabilities");
 }
 
 }  // namespace

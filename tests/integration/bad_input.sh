@@ -155,6 +155,7 @@ expect_exit 2 "$ERR A subcommand is required (run sparktorch --help, or sparktor
 # The flags that name one of a set (parsed into an enum once, in cli/): any other name, and the
 # help lists the names.
 for flag in "train --mode:auto,local,sync,hogwild" "train --lr-scaling:none,linear,sqrt" \
+  "train --allreduce-dtype:fp32,bf16,fp16" \
   "train --prediction:argmax,vector,probabilities,class" \
   "predict --prediction:argmax,vector,probabilities,class" "serve --mode:sync,hogwild" \
   "train --on-bad-row:fail,skip" "predict --on-bad-row:fail,skip"; do

@@ -113,6 +113,10 @@ class TrainOptionsTest(unittest.TestCase):
                          "lrScaling must be none, linear or sqrt, not 'square'")
         self.assertEqual(self.refusal(mode="hogwild", lrScaling="linear"),
                          "lrScaling is for synchronous training (mode=sync)")
+        self.assertEqual(self.refusal(allreduceDtype="fp8"),
+                         "allreduceDtype must be fp32, bf16 or fp16, not 'fp8'")
+        self.assertEqual(self.refusal(mode="hogwild", allreduceDtype="bf16"),
+                         "allreduceDtype is for synchronous training (mode=sync)")
         self.assertEqual(self.refusal(clipGradValue=-1.0),
                          "clipGradValue must be 0 (off) or more, not -1")
 
@@ -169,6 +173,7 @@ class DefaultsAgreeTest(unittest.TestCase):
                                       "validationPct": (train, "--validation-pct"),
                                       "partitionShuffles": (train, "--partition-shuffles"),
                                       "lrScaling": (train, "--lr-scaling"),
+                                      "allreduceDtype": (train, "--allreduce-dtype"),
                                       "onBadRow": (train, "--on-bad-row"),
                                       "pullEvery": (serve, "--pull-every")}.items():
             self.assertIn(flag, helps, "%s says no default" % flag)
@@ -187,7 +192,7 @@ class FlagsTest(unittest.TestCase):
     SYNC = dict(torchObj=SPEC, iters=3, miniBatch=-1, validationPct=0.25, earlyStopPatience=2,
                 loss="nll", optimizer="sgd", lr=0.05, seed=7, inputShape="784", timeout=1.0,
                 verbose=1, lrSchedule="cosine", clipGradNorm=1.0, lrScaling="sqrt",
-                stepsPerEpoch=4)
+                stepsPerEpoch=4, allreduceDtype="bf16")
     HOGWILD = dict(torchObj=SPEC, mode="hogwild", iters=2, acquireLock=True, pullEvery=2,
                    earlyStopPatience=1, partitionShuffles=2, timeout=1.0, port=0, verbose=-1)
 
@@ -198,7 +203,7 @@ class FlagsTest(unittest.TestCase):
                           "--threads", "2", "--device", "cpu", "--timeout", "1.0",
                           "--steps-per-epoch", "4", "--validation-pct", "0.25",
                           "--clip-grad-norm", "1.0", "--early-stop-patience", "2",
-                          "--lr-scaling", "sqrt", "--send-model"])
+                          "--lr-scaling", "sqrt", "--allreduce-dtype", "bf16", "--send-model"])
         self.assertEqual(opts.model_flags(o, "model.json", "train_config.json"),
                          ["--model", "model.json", "--seed", "7", "--train-config",
                           "train_config.json", "--loss", "nll", "--optimizer", "sgd", "--lr",
