@@ -2,7 +2,7 @@
 # A synchronous job across simulated hosts never hangs on a lost host: when a rank's link is cut
 # mid-training (its eth0 set down) or a host's processes are killed, every other rank and the
 # tracker exit 75 within 5 s, each with the same one-line message naming the lost rank and its
-# host; the rank cut off ends too, on its own, within a bound.
+# host; the rank cut off ends too, on its own, within a bound. Also with gradients in 16 bits.
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
 source "$HERE/../integration/lib.sh"
@@ -103,6 +103,16 @@ mh_kill_host h2
 assert_lost_within "$t0" 1 h2 0 2
 wait_bounded "${RANK_PID[1]}" 5 "rank 1 (killed)"
 assert_eq 137 "$RC" "rank 1's exit status (SIGKILL)"
+
+check "... the same with gradients in 16 bits (--allreduce-dtype bf16: an all-to-all and an all-gather)"
+job_dir host_killed_bf16
+FP32=("${LONG[@]}")
+LONG+=(--allreduce-dtype bf16)
+start_job "h1 h2 h3"
+LONG=("${FP32[@]}")
+t0=$(now)
+mh_kill_host h2
+assert_lost_within "$t0" 1 h2 0 2
 
 check "2 ranks on each of 2 hosts; every process of h2 (ranks 2 and 3) is killed mid-training"
 job_dir host_killed_2x2
