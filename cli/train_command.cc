@@ -137,6 +137,10 @@ void SetupTrainCommand(CLI::App& app) {
                 "bytes, summed in float32); " +
                     DefaultIs(NameIn(kAllreduceDtypeNames, f.job.allreduce_dtype)))
       ->group("Training");
+  c->add_flag("--allreduce-overlap", f.job.allreduce_overlap,
+              "Synchronous ranks sum their gradients in buckets that start while the backward "
+              "pass runs (on the CPU)")
+      ->group("Training");
   c->add_option("--checkpoint-every", f.job.checkpoint_every,
                 "Every N epochs, write the model with its optimizer state to --output, and under "
                 "--tracker send it to the tracker (serve --checkpoint), for a restart with "

@@ -37,6 +37,9 @@ TrainOptions TrainerOptions(const TrainJobOptions& options) {
     case AllreduceDtype::kBFloat16: train.allreduce_dtype = at::kBFloat16; break;
     case AllreduceDtype::kFloat16: train.allreduce_dtype = at::kHalf; break;
   }
+  // Buckets of at least 256 KB of float32: the examples' MLP and CNN sum their last layers while
+  // backward computes the first ones' gradients (PyTorch DDP's first bucket is 1 MB).
+  if (options.allreduce_overlap) train.overlap_bucket_elements = int64_t{1} << 16;
   return train;
 }
 

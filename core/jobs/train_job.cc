@@ -42,6 +42,10 @@ void Run(const TrainJobOptions& options, const TrainRun& run, Communicator& comm
     throw UsageError("--allreduce-dtype: a hogwild worker pushes its gradients to the server; "
                      "it is for synchronous ranks");
   }
+  if (options.allreduce_overlap && !mode.plans_model()) {
+    throw UsageError("--allreduce-overlap: a hogwild worker pushes its gradients to the server; "
+                     "it is for synchronous ranks");
+  }
   if (options.checkpoint_every > 0 && !mode.plans_model()) {
     throw UsageError("--checkpoint-every: a hogwild worker does not write the model; the parameter "
                      "server does");

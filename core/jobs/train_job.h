@@ -46,6 +46,7 @@ struct TrainJobOptions {
   double clip_grad_value = 0;       // 0: off
   LrScaling lr_scaling = LrScaling::kNone;
   AllreduceDtype allreduce_dtype = AllreduceDtype::kFloat32;
+  bool allreduce_overlap = false;  // sum the gradients in buckets while backward runs
   int checkpoint_every = 0;     // epochs between checkpoints to output_path (rank 0); 0: none
   bool fresh_optimizer = false;  // a trained model's optimizer state, epochs and schedule ignored
   std::string resume_path;       // --resume: a checkpoint of this job to continue from, if there

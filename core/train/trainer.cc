@@ -37,6 +37,44 @@ Trainer::Trainer(torch::jit::Module module, Loss loss, torch::optim::Optimizer& 
   if (comm_.world_size() > 1) Flatten();
 }
 
+Trainer::~Trainer() { StopBuckets(); }
+
+void Trainer::StartBuckets() {
+  if (options_.overlap_bucket_elements <= 0) return;
+  if (!device_.is_cpu() || !comm_.threads_allowed()) {
+    spdlog::info("the gradients' all-reduce follows the backward pass: {}",
+                 device_.is_cpu() ? "this MPI allows no second thread"
+                                  : "overlapping it is for training on the CPU");
+    return;
+  }
+  std::vector<int64_t> sizes;
+  for (const torch::Tensor& p : params_) sizes.push_back(p.numel());
+  buckets_ = std::make_unique<GradientBuckets>(comm_, flat_grads_, sizes, options_.allreduce_dtype,
+                                               options_.overlap_bucket_elements);
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!params_[i].requires_grad()) continue;  // frozen: zeros after the backward pass
+    const unsigned handle = params_[i].register_hook([this, i](const torch::Tensor& grad) {
+      torch::mul_out(grad_views_[i], grad, step_weight_);
+      buckets_->Ready(i);
+    });
+    hooks_on_.emplace_back(i, handle);
+  }
+  spdlog::debug("the gradients' all-reduce in {} bucket(s), overlapping the backward pass",
+                buckets_->buckets());
+}
+
+void Trainer::StopBuckets() {
+  for (const auto& [i, handle] : hooks_on_) params_[i].remove_hook(handle);
+  hooks_on_.clear();
+  buckets_.reset();
+}
+
+void Trainer::BeginBuckets(int64_t rows) {
+  step_weight_ = torch::scalar_tensor(static_cast<float>(rows));
+  flat_grads_[flat_grads_.numel() - 1].fill_(static_cast<double>(rows));
+  buckets_->Begin();
+}
+
 void Trainer::Flatten() {
   int64_t total = 0;
   for (const torch::Tensor& p : params_) {
@@ -65,6 +103,7 @@ void Trainer::Flatten() {
   if (options_.allreduce_dtype != at::kFloat) {
     allreduce16_ = std::make_unique<Allreduce16>(comm_, options_.allreduce_dtype);
   }
+  StartBuckets();
 
   // Every rank starts from rank 0's weights (and buffers, such as batch norm's running means).
   torch::Tensor host = device_.is_cpu() ? flat_params_ : flat_params_.cpu();
@@ -80,6 +119,7 @@ void Trainer::Flatten() {
 
 void Trainer::Unflatten() {
   if (!flat_params_.defined()) return;
+  StopBuckets();
   torch::NoGradGuard no_grad;
   for (torch::Tensor& p : params_) {
     p.set_data(p.detach().clone());
@@ -112,6 +152,21 @@ void Trainer::ZeroGradients() {
 double Trainer::AverageGradients(int64_t rows) {
   const int64_t total = flat_grads_.numel() - 1;
   torch::Tensor grads = flat_grads_.narrow(0, 0, total);
+  if (buckets_) {
+    // The hooks moved every gradient backward computed; the rest are zeros (no rows this step,
+    // or a parameter the forward pass did not use).
+    for (size_t i = 0; i < params_.size(); ++i) {
+      if (!buckets_->ready(i)) {
+        grad_views_[i].zero_();
+        buckets_->Ready(i);
+      }
+      params_[i].mutable_grad() = grad_views_[i];
+    }
+    buckets_->Finish();
+    const double all_rows = flat_grads_.data_ptr<float>()[total];
+    if (all_rows > 0) grads.div_(all_rows);
+    return all_rows;
+  }
   // Each rank's gradient is the mean over its rows; the rows-weighted sum over ranks divided by
   // all the rows is the mean over the step's global batch, however unevenly it is split. A
   // parameter without a gradient (no rows this step, or unused by the forward pass) adds zeros.
@@ -250,6 +305,7 @@ Trainer::StepsDone Trainer::TrainSteps(const Examples& train, BatchOrder& batche
       SetRate(done.lr, schedule.Momentum(epoch, step));
     }
     ZeroGradients();
+    if (buckets_) BeginBuckets(n);
     if (hooks_ && n > 0) hooks_->BeforeStep();
     double step_loss = 0;
     if (n > 0) {

@@ -14,6 +14,7 @@
 
 #include "core/world/communicator.h"
 #include "core/train/allreduce16.h"
+#include "core/train/gradient_buckets.h"
 #include "core/train/loss.h"
 #include "core/train/metrics.h"
 
@@ -44,6 +45,10 @@ struct TrainOptions {
   // How a synchronous step's gradients travel: float32, or rounded to at::kBFloat16 or at::kHalf
   // and summed in float32 (core/train/allreduce16.h), half the bytes. A world of one ignores it.
   c10::ScalarType allreduce_dtype = at::kFloat;
+  // Sum the gradients in buckets of about this many values that start while the backward pass
+  // still runs (core/train/gradient_buckets.h), on the CPU with a communicator that allows a
+  // second thread; 0: one all-reduce after the backward pass.
+  int64_t overlap_bucket_elements = 0;
   int64_t outputs = 0;  // a row's outputs (the classes), for the metrics; 0: from the targets
   // With early stopping (patience above 0): the weights of the epoch with the best watched loss
   // (validation, else training) are the ones Fit leaves in the module.
@@ -138,6 +143,9 @@ class Trainer {
   // parameters. The module is moved to `device` by the caller.
   Trainer(torch::jit::Module module, Loss loss, torch::optim::Optimizer& optimizer,
           Communicator& comm, c10::Device device, TrainOptions options);
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
 
   // The CRC-32 of the parameters' bytes: equal on every rank after every step.
   uint32_t WeightsChecksum() const;
@@ -173,6 +181,12 @@ class Trainer {
   void Flatten();
   // Gives each parameter its own storage again, for saving.
   void Unflatten();
+  // With overlap_bucket_elements: the buckets, and a hook on each parameter that moves its
+  // gradient into the flat buffer (weighted by the step's rows) and marks it ready.
+  void StartBuckets();
+  void StopBuckets();
+  // Before a step's backward pass over `rows` rows (0: none on this rank).
+  void BeginBuckets(int64_t rows);
   // Before a step's backward pass: every gradient undefined (AverageGradients puts them back
   // into the flat buffer).
   void ZeroGradients();
@@ -200,6 +214,9 @@ class Trainer {
   std::vector<torch::Tensor> grad_views_;  // each parameter's part of flat_grads_
   torch::Tensor host_grads_;  // a CPU copy, when the model is on a GPU
   std::unique_ptr<Allreduce16> allreduce16_;  // with a 16-bit allreduce_dtype
+  std::unique_ptr<GradientBuckets> buckets_;  // with overlap_bucket_elements
+  std::vector<std::pair<size_t, unsigned>> hooks_on_;  // (parameter, handle) of the buckets' hooks
+  torch::Tensor step_weight_;                          // the step's rows, a CPU scalar
   TrainHooks* hooks_ = nullptr;
 };
 

@@ -16,6 +16,9 @@ class Communicator {
 
   virtual int rank() const = 0;
   virtual int world_size() const = 0;
+  // Whether a thread other than the one that made this may make the collectives, one thread at
+  // a time (MPI_THREAD_SERIALIZED).
+  virtual bool threads_allowed() const { return true; }
 
   // Sums `count` values across all ranks, in place; every rank ends with the sum.
   virtual void AllreduceSum(float* data, size_t count) = 0;

@@ -35,12 +35,13 @@ constexpr int kHandshakeTag = 7701;
 
 class MpiCommunicator : public Communicator {
  public:
-  MpiCommunicator() {
+  explicit MpiCommunicator(int thread_level) : threads_allowed_(thread_level >= MPI_THREAD_SERIALIZED) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
   }
   int rank() const override { return rank_; }
   int world_size() const override { return size_; }
+  bool threads_allowed() const override { return threads_allowed_; }
 
   void AllreduceSum(float* data, size_t count) override { Allreduce(data, count, MPI_FLOAT, MPI_SUM); }
   void AllreduceSum(double* data, size_t count) override { Allreduce(data, count, MPI_DOUBLE, MPI_SUM); }
@@ -102,6 +103,7 @@ class MpiCommunicator : public Communicator {
     }
   }
 
+  bool threads_allowed_;
   int rank_ = 0;
   int size_ = 1;
 };
@@ -112,11 +114,12 @@ bool MpiBuilt() { return true; }
 
 std::unique_ptr<Communicator> InitMpi() {
   int provided = 0;
-  Check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init");
+  // Serialized: the trainer's bucket thread makes collectives while the main thread waits.
+  Check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init");
   // Errors come back as return codes and become exceptions, instead of MPI aborting the process
   // with its own message.
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  return std::make_unique<MpiCommunicator>();
+  return std::make_unique<MpiCommunicator>(provided);
 }
 
 void FinalizeMpi() { MPI_Finalize(); }

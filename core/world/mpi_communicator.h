@@ -10,7 +10,7 @@ namespace sparktorch {
 // Whether this build has MPI (CMake option SPARKTORCH_WITH_MPI).
 bool MpiBuilt();
 
-// Initialises MPI (MPI_Init_thread, funneled: only the calling thread makes MPI calls) and
+// Initialises MPI (MPI_Init_thread, serialized: one thread at a time makes MPI calls) and
 // returns MPI_COMM_WORLD as a Communicator. Once per process. Collectives report failures by
 // throwing PeerError rather than aborting. Throws UsageError when the build has no MPI.
 std::unique_ptr<Communicator> InitMpi();

@@ -55,8 +55,8 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
                  stepsPerEpoch=None, validationPct=0.0, earlyStopPatience=0, mode="sync", acquireLock=False,
                  pullEvery=1, partitionShuffles=1, useBarrier=True, useVectorOut=False,
                  device="cpu", port=0, verbose=0, loss=None, optimizer=None, lr=None,
-                 lrSchedule=None, lrScaling="none", allreduceDtype="fp32", clipGradNorm=None,
-                 clipGradValue=None, seed=0,
+                 lrSchedule=None, lrScaling="none", allreduceDtype="fp32", allreduceOverlap=False,
+                 clipGradNorm=None, clipGradValue=None, seed=0,
                  inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
                  timeout=600.0, retries=1, onBadRow="fail", readParquet=True,
                  rowMemory=None, spillDir=None, minPartitions=None, checkpointEvery=1,
@@ -71,8 +71,8 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
                   stepsPerEpoch=None, validationPct=0.0, earlyStopPatience=0, mode="sync", acquireLock=False,
                   pullEvery=1, partitionShuffles=1, useBarrier=True, useVectorOut=False,
                   device="cpu", port=0, verbose=0, loss=None, optimizer=None, lr=None,
-                  lrSchedule=None, lrScaling="none", allreduceDtype="fp32", clipGradNorm=None,
-                  clipGradValue=None, seed=0,
+                  lrSchedule=None, lrScaling="none", allreduceDtype="fp32", allreduceOverlap=False,
+                  clipGradNorm=None, clipGradValue=None, seed=0,
                   inputShape=None, partitions=None, threads=None, binary=None, driverBinary=None,
                   timeout=600.0, retries=1, onBadRow="fail", readParquet=True,
                   rowMemory=None, spillDir=None, minPartitions=None, checkpointEvery=1,
@@ -140,6 +140,9 @@ class SparkTorch(Estimator, TrainingParams, DefaultParamsReadable, DefaultParams
 
     def setAllreduceDtype(self, value):
         return self._set(allreduceDtype=value)
+
+    def setAllreduceOverlap(self, value):
+        return self._set(allreduceOverlap=value)
 
     def setClipGradNorm(self, value):
         return self._set(clipGradNorm=value)

@@ -137,6 +137,7 @@ class TrainingParams(PredictionParams, HasLabelCol):
     lrSchedule = _param("lrSchedule")
     lrScaling = _param("lrScaling")
     allreduceDtype = _param("allreduceDtype")
+    allreduceOverlap = _param("allreduceOverlap")
     clipGradNorm = _param("clipGradNorm")
     clipGradValue = _param("clipGradValue")
     seed = _param("seed")
@@ -211,6 +212,9 @@ class TrainingParams(PredictionParams, HasLabelCol):
 
     def getAllreduceDtype(self):
         return self.getOrDefault(self.allreduceDtype)
+
+    def getAllreduceOverlap(self):
+        return self.getOrDefault(self.allreduceOverlap)
 
     def getClipGradNorm(self):
         return self._optional(self.clipGradNorm)

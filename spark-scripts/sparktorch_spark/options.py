@@ -59,6 +59,8 @@ TRAIN_OPTIONS = {
                   "(times the square root of N)"),
     "allreduceDtype": ("fp32", str, "sync: how the tasks send their gradients: fp32, or bf16 or "
                        "fp16 (half the bytes, summed in float32)"),
+    "allreduceOverlap": (False, bool, "sync: sum the gradients in buckets while the backward "
+                         "pass runs (on the CPU)"),
     "clipGradNorm": (None, float, "clip the gradient's L2 norm to this before each step"),
     "clipGradValue": (None, float, "clip each gradient element to [-this, this] before each step"),
     "seed": (0, int, "seed for the initial weights, dropout and shuffling"),
@@ -159,6 +161,8 @@ class TrainOptions:
                               % self.allreduceDtype)
         if mode == "hogwild" and self.allreduceDtype != "fp32":
             raise OptionError("allreduceDtype is for synchronous training (mode=sync)")
+        if mode == "hogwild" and self.allreduceOverlap:
+            raise OptionError("allreduceOverlap is for synchronous training (mode=sync)")
         for name in ("clipGradNorm", "clipGradValue"):
             if getattr(self, name) is not None and getattr(self, name) < 0:
                 raise OptionError("%s must be 0 (off) or more, not %g" % (name, getattr(self, name)))
@@ -258,6 +262,8 @@ def train_flags(options, mode, threads):
         args += ["--lr-scaling", options.lrScaling]
     if mode == "sync" and options.allreduceDtype != "fp32":
         args += ["--allreduce-dtype", options.allreduceDtype]
+    if mode == "sync" and options.allreduceOverlap:
+        args += ["--allreduce-overlap"]
     if options.rowMemory is not None:
         args += ["--row-memory", str(options.rowMemory)]
     if options.spillDir:

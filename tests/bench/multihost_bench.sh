@@ -25,7 +25,8 @@
 #        namespaces. EPOCHS=3, BATCH=64, ROWS=12000 (at most 12,000: the rows of the
 #        integration fixture, or written here from examples/prepare_fashion_mnist.py), DEAD=same
 #        (docker0's address on every host: same, distinct or none), RANKS="2 4", REPEATS=1,
-#        MODEL=mlp, DTYPES=fp32 (e.g. "fp32 bf16 fp16"), RATE= DELAY= (none), WORK=dir,
+#        MODEL=mlp, DTYPES=fp32 (e.g. "fp32 bf16 fp16 fp32/overlap": /overlap adds
+#        --allreduce-overlap), RATE= DELAY= (none), WORK=dir,
 #        PEERS=ddp: PyTorch DDP over gloo too, on the same hosts, rows, model and batch
 #        (tests/bench/ddp_hosts.py, run by PYTHON, default the spark-4 environment of
 #        examples/install_python.sh: PYENV/spark-4/bin/python))
@@ -149,8 +150,10 @@ measure_one() {
   for ((r = 0; r < n; r++)); do counts+=($((ROWS / n))); done
   split_rows "$T/rows.csv" "${counts[@]}"
   echo "$n ranks, $name ($placed), $dtype, run $repeat of $REPEATS" >&2
+  local overlap=()
+  [[ $dtype != */overlap ]] || overlap=(--allreduce-overlap)
   sync_job "$placed" 600 --model "$SPEC" --epochs "$EPOCHS" --batch-size "$BATCH" --seed 1 \
-    --threads 1 --allreduce-dtype "$dtype" >job.log
+    --threads 1 --allreduce-dtype "${dtype%/overlap}" "${overlap[@]}" >job.log
   python3 - "$n" "$name $dtype" out.* >>"$T/table" <<'PY'
 import json, sys
 n, name, files = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -215,7 +218,8 @@ for (n, layout), (ms, share, sps, steps, crcs) in med.items():
     versus = "%.2fx" % (sps / fp32[2]) if dtype not in ("fp32", "ddp") and fp32 else ""
     ddp = med.get((n, where + " ddp"))
     against_ddp = "%.2fx" % (sps / ddp[2]) if dtype != "ddp" and ddp else ""
-    floor = ("%.1f" % (2 * (k - 1) / k * params * (2 if dtype != "fp32" else 4) * 8 / bits * 1000)
+    wire = dtype.split("/")[0]
+    floor = ("%.1f" % (2 * (k - 1) / k * params * (2 if wire != "fp32" else 4) * 8 / bits * 1000)
              if bits and k > 1 and where != "1 host" else "")
     print(fmt % (n, layout, "%.3f%s" % (ms, ratio) if dtype != "ddp" else "",
                  "%.0f%%" % share if dtype != "ddp" else "", "%.0f" % sps, efficiency, versus,

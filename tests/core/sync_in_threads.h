@@ -161,6 +161,7 @@ struct SyncComparison {
   bool ranks_agree = false;     // both ranks ended with the same weights, bit for bit
   int64_t rows[2] = {0, 0};     // each rank's last EpochStats.rows
   double loss_difference = 0;   // |a rank's last train_loss - the one process's|
+  uint32_t checksum = 0;        // rank 0's WeightsChecksum
 };
 
 struct SyncCase {
@@ -171,6 +172,7 @@ struct SyncCase {
   int64_t batch = 8;         // rows per step on each rank
   int epochs = 2;
   c10::ScalarType allreduce = at::kFloat;  // the ranks' TrainOptions::allreduce_dtype
+  int64_t overlap_bucket_elements = 0;     // the ranks' TrainOptions' (0: no overlap)
 };
 
 // Rank 0 starts from the weights of torch::manual_seed(1), rank 1 from other ones (seed 2), which
@@ -218,6 +220,7 @@ inline SyncComparison TwoRanksAgainstOneProcess(const SyncCase& c, c10::Device d
   SyncComparison out;
   options.batch_size = c.batch;
   options.allreduce_dtype = c.allreduce;
+  options.overlap_bucket_elements = c.overlap_bucket_elements;
   ThreadWorld world(2);
   world.Run([&](int rank, Communicator& comm) {
     auto optimizer = MakeOptimizer(CompleteOptimizerSpec(c.optimizer), params(modules[rank]));
@@ -228,6 +231,7 @@ inline SyncComparison TwoRanksAgainstOneProcess(const SyncCase& c, c10::Device d
     losses[rank] = result.epochs.back().train_loss;
   });
   out.ranks_agree = checksums[0] == checksums[1];
+  out.checksum = checksums[0];
   out.loss_difference = std::max(std::abs(losses[0] - one_loss), std::abs(losses[1] - one_loss));
   std::vector<torch::Tensor> expected = params(one), got = params(modules[0]);
   for (size_t i = 0; i < expected.size(); ++i) {

@@ -2,7 +2,8 @@
 # A synchronous job across simulated hosts never hangs on a lost host: when a rank's link is cut
 # mid-training (its eth0 set down) or a host's processes are killed, every other rank and the
 # tracker exit 75 within 5 s, each with the same one-line message naming the lost rank and its
-# host; the rank cut off ends too, on its own, within a bound. Also with gradients in 16 bits.
+# host; the rank cut off ends too, on its own, within a bound. Also with gradients in 16 bits, and
+# with the all-reduce in buckets on a second thread.
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
 source "$HERE/../integration/lib.sh"
@@ -108,6 +109,15 @@ check "... the same with gradients in 16 bits (--allreduce-dtype bf16: an all-to
 job_dir host_killed_bf16
 FP32=("${LONG[@]}")
 LONG+=(--allreduce-dtype bf16)
+start_job "h1 h2 h3"
+LONG=("${FP32[@]}")
+t0=$(now)
+mh_kill_host h2
+assert_lost_within "$t0" 1 h2 0 2
+
+check "... the same with the all-reduce in buckets on a second thread (--allreduce-overlap)"
+job_dir host_killed_overlap
+LONG+=(--allreduce-overlap)
 start_job "h1 h2 h3"
 LONG=("${FP32[@]}")
 t0=$(now)

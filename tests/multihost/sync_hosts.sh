@@ -4,7 +4,8 @@
 # MPI: 3 ranks on 3 hosts, and 2 ranks on each of 2 hosts, finish with the same weights on every
 # rank, equal to the same job's on one host; between hosts the ranks all-reduce over TCP on
 # eth0, never docker0, and the ranks of one host over shared memory (no TCP between them); with
-# gradients in 16 bits (--allreduce-dtype bf16) too.
+# gradients in 16 bits (--allreduce-dtype bf16) and with the all-reduce in buckets while the
+# backward pass runs (--allreduce-overlap) too.
 HERE=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source-path=SCRIPTDIR source=../integration/lib.sh
 source "$HERE/../integration/lib.sh"
@@ -41,6 +42,12 @@ job_dir host1_bf16
 split_rows "$DATA/train2k.csv" 300 340 380
 sync_job "h1 h1 h1" 120 "${COMMON[@]}" --epochs 2 --allreduce-dtype bf16
 assert_eq "$CRC" "$ACROSS16" "weights checksum of bf16, 3 hosts against 1 host"
+
+check "3 ranks on 3 hosts with the all-reduce in buckets while backward runs: the same weights"
+job_dir hosts3_overlap
+split_rows "$DATA/train2k.csv" 300 340 380
+sync_job "h1 h2 h3" 120 "${COMMON[@]}" --epochs 2 --allreduce-overlap
+assert_eq "$CRC" "$ACROSS" "weights checksum, overlapped against one all-reduce"
 
 # tcp_peers HOST: the remote addresses of HOST's established TCP connections, one a line, but
 # those with the driver (the ranks' connections to the tracker).

@@ -117,6 +117,8 @@ class TrainOptionsTest(unittest.TestCase):
                          "allreduceDtype must be fp32, bf16 or fp16, not 'fp8'")
         self.assertEqual(self.refusal(mode="hogwild", allreduceDtype="bf16"),
                          "allreduceDtype is for synchronous training (mode=sync)")
+        self.assertEqual(self.refusal(mode="hogwild", allreduceOverlap=True),
+                         "allreduceOverlap is for synchronous training (mode=sync)")
         self.assertEqual(self.refusal(clipGradValue=-1.0),
                          "clipGradValue must be 0 (off) or more, not -1")
 
@@ -192,7 +194,7 @@ class FlagsTest(unittest.TestCase):
     SYNC = dict(torchObj=SPEC, iters=3, miniBatch=-1, validationPct=0.25, earlyStopPatience=2,
                 loss="nll", optimizer="sgd", lr=0.05, seed=7, inputShape="784", timeout=1.0,
                 verbose=1, lrSchedule="cosine", clipGradNorm=1.0, lrScaling="sqrt",
-                stepsPerEpoch=4, allreduceDtype="bf16")
+                stepsPerEpoch=4, allreduceDtype="bf16", allreduceOverlap=True)
     HOGWILD = dict(torchObj=SPEC, mode="hogwild", iters=2, acquireLock=True, pullEvery=2,
                    earlyStopPatience=1, partitionShuffles=2, timeout=1.0, port=0, verbose=-1)
 
@@ -203,7 +205,8 @@ class FlagsTest(unittest.TestCase):
                           "--threads", "2", "--device", "cpu", "--timeout", "1.0",
                           "--steps-per-epoch", "4", "--validation-pct", "0.25",
                           "--clip-grad-norm", "1.0", "--early-stop-patience", "2",
-                          "--lr-scaling", "sqrt", "--allreduce-dtype", "bf16", "--send-model"])
+                          "--lr-scaling", "sqrt", "--allreduce-dtype", "bf16",
+                          "--allreduce-overlap", "--send-model"])
         self.assertEqual(opts.model_flags(o, "model.json", "train_config.json"),
                          ["--model", "model.json", "--seed", "7", "--train-config",
                           "train_config.json", "--loss", "nll", "--optimizer", "sgd", "--lr",
