@@ -117,9 +117,9 @@ def unreadable_parquet(master):
     expect_in(r"^sparktorch: the 2 tasks read their rows from the 2 Parquet files themselves",
               run.text, "the first try: the tasks read the files themselves")
     expect_in(r"^sparktorch: the tasks cannot read these Parquet files themselves \(\S+/"
-              r"decimal\.parquet/part-00000-\S+: column label \(--label-field\) holds decimals, "
-              r"which sparktorch does not read: cast the column to double before writing it\); "
-              r"the rows go through Spark instead", run.text,
+              r"decimal\.parquet/part-00000-\S+: label column label holds decimals, which "
+              r"sparktorch does not read: cast the column to double before writing it "
+              r"\(--label-field\)\); the rows go through Spark instead", run.text,
               "the driver says why, and what it does instead")
     closing = expect_in(CLOSING, run.out, "train.py's closing line")
     expect(int(closing.group(2)) == 4000, "the job trained on the 4000 rows", closing.group(2))
